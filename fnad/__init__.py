@@ -1,0 +1,24 @@
+"""fnad: functional automatic differentiation over plain NumPy and CuPy arrays."""
+
+from ._transforms import checkpoint as checkpoint
+from ._transforms import custom_vjp as custom_vjp
+from ._transforms import grad as grad
+from ._transforms import jvp as jvp
+from ._transforms import stop_gradient as stop_gradient
+from ._transforms import value_and_grad as value_and_grad
+from ._transforms import vjp as vjp
+from ._tree import register_pytree_node as register_pytree_node
+from ._tree import tree_flatten as tree_flatten
+from ._tree import tree_leaves as tree_leaves
+from ._tree import tree_map as tree_map
+from ._tree import tree_structure as tree_structure
+from ._tree import tree_unflatten as tree_unflatten
+from . import numpy as numpy  # noqa: E402  (installs tracer operators)
+from ._jacobians import hessian as hessian  # noqa: E402
+from ._jacobians import jacfwd as jacfwd  # noqa: E402
+from ._jacobians import jacrev as jacrev  # noqa: E402
+from . import tree as tree  # noqa: E402
+from . import extend as extend  # noqa: E402
+from . import test_util as test_util  # noqa: E402
+
+__version__ = "0.1.0"

@@ -1,0 +1,192 @@
+"""Layer 2: reverse mode (a tape per trace) and forward mode (dual-number tracers).
+
+A `RevTrace` records each primitive call on its level into a linear tape; the
+backward pass walks the tape in reverse, calling each primitive's VJP rule
+`rule(g, ans, *args, **kwargs)` for every argument that was traced on this
+level. Rules are written with `fnad.numpy`, so when an outer trace is active
+the backward pass is itself traced, which is how higher derivatives work.
+A `JVPTrace` pushes tangents forward through each primitive's JVP rules.
+"""
+
+from ._backend import array_module
+from ._tracer import Trace, Tracer, getval
+
+__all__ = ["RevTrace", "RevTracer", "JVPTrace", "JVPTracer", "backward", "add_cotangents",
+           "CustomNode", "zeros_like_value", "tracers_of"]
+
+_PROJ = object()  # tape marker: output k of a multiple-result node
+
+
+def zeros_like_value(x):
+    """A plain zero array shaped like `x` (which may be traced)."""
+    v = getval(x)
+    xp = array_module(v)
+    return xp.zeros(getattr(v, "shape", ()), dtype=getattr(v, "dtype", xp.float64))
+
+
+def add_cotangents(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+class RevTracer(Tracer):
+    __slots__ = ("_value", "_trace", "_idx")
+
+    def __init__(self, value, trace, idx):
+        self._value = value
+        self._trace = trace
+        self._idx = idx
+
+    @property
+    def value(self):
+        return self._value
+
+    def __repr__(self):
+        return f"RevTracer(level={self._trace.level}, value={self._value!r})"
+
+
+class CustomNode:
+    """A tape node whose VJP maps all output cotangents to all input cotangents at once."""
+
+    __slots__ = ("name", "vjp_all")
+    multiple_results = True
+
+    def __init__(self, name, vjp_all):
+        self.name = name
+        self.vjp_all = vjp_all
+
+
+class RevTrace(Trace):
+    __slots__ = ("tape",)
+
+    def __init__(self):
+        super().__init__()
+        self.tape = []
+
+    def new_input(self, value):
+        idx = len(self.tape)
+        self.tape.append(None)
+        return RevTracer(value, self, idx)
+
+    def process(self, prim, args, kwargs):
+        vals = []
+        parents = []
+        for i, a in enumerate(args):
+            if type(a) is RevTracer and a._trace is self:
+                vals.append(a._value)
+                parents.append((i, a._idx))
+            else:
+                vals.append(a)
+        ans = prim.bind(*vals, **kwargs)
+        return self.record(prim, ans, vals, kwargs, parents)
+
+    def record(self, prim, ans, vals, kwargs, parents):
+        tape = self.tape
+        idx = len(tape)
+        tape.append((prim, ans, vals, kwargs, parents))
+        if not prim.multiple_results:
+            return RevTracer(ans, self, idx)
+        n = len(ans)
+        outs = []
+        for k, a in enumerate(ans):
+            tape.append((_PROJ, idx, k, n))
+            outs.append(RevTracer(a, self, idx + 1 + k))
+        return type(ans)(outs) if isinstance(ans, tuple) else outs
+
+
+def backward(tape, seeds):
+    """Run the tape backwards from `seeds` [(idx, cotangent)]; returns the grads list."""
+    grads = [None] * len(tape)
+    for idx, g in seeds:
+        grads[idx] = add_cotangents(grads[idx], g)
+    for idx in range(len(tape) - 1, -1, -1):
+        g = grads[idx]
+        if g is None:
+            continue
+        entry = tape[idx]
+        if entry is None:  # an input: keep its cotangent
+            continue
+        grads[idx] = None
+        prim = entry[0]
+        if prim is _PROJ:
+            _, parent, k, n = entry
+            slot = grads[parent]
+            if slot is None:
+                slot = grads[parent] = [None] * n
+            slot[k] = add_cotangents(slot[k], g)
+            continue
+        _, ans, vals, kwargs, parents = entry
+        if prim.multiple_results:
+            g = tuple(zeros_like_value(a) if gi is None else gi for gi, a in zip(g, ans))
+        if type(prim) is CustomNode:
+            cts = prim.vjp_all(g)
+            for i, p in parents:
+                grads[p] = add_cotangents(grads[p], cts[i])
+            continue
+        vjps = prim.vjps
+        for i, p in parents:
+            rule = vjps.get(i)
+            if rule is None:
+                raise prim.missing("vjp", i)
+            grads[p] = add_cotangents(grads[p], rule(g, ans, *vals, **kwargs))
+    return grads
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("_value", "_tangent", "_trace")
+
+    def __init__(self, value, tangent, trace):
+        self._value = value
+        self._tangent = tangent
+        self._trace = trace
+
+    @property
+    def value(self):
+        return self._value
+
+    def __repr__(self):
+        return f"JVPTracer(level={self._trace.level}, value={self._value!r})"
+
+
+class JVPTrace(Trace):
+    __slots__ = ()
+
+    def process(self, prim, args, kwargs):
+        primals = []
+        tangents = []
+        for i, a in enumerate(args):
+            if type(a) is JVPTracer and a._trace is self:
+                primals.append(a._value)
+                tangents.append((i, a._tangent))
+            else:
+                primals.append(a)
+        ans = prim.bind(*primals, **kwargs)
+        jvps = prim.jvps
+        t_out = None
+        for i, t in tangents:
+            rule = jvps.get(i)
+            if rule is None:
+                raise prim.missing("jvp", i)
+            c = rule(t, ans, *primals, **kwargs)
+            if prim.multiple_results:
+                t_out = c if t_out is None else tuple(map(add_cotangents, t_out, c))
+            else:
+                t_out = add_cotangents(t_out, c)
+        if not prim.multiple_results:
+            return JVPTracer(ans, t_out, self)
+        outs = [JVPTracer(a, zeros_like_value(a) if t is None else t, self)
+                for a, t in zip(ans, t_out)]
+        return tuple(outs) if isinstance(ans, tuple) else outs
+
+
+def tracers_of(leaves):
+    """The innermost trace among `leaves`, or None."""
+    top = None
+    for x in leaves:
+        if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
+            top = x._trace
+    return top
+

@@ -1,0 +1,131 @@
+"""Jacobians and Hessians, built from vjp (one pull-back per output element) and jvp (one
+push-forward per input element)."""
+
+import functools
+
+from . import numpy as fnp
+from ._backend import array_module
+from ._tracer import getval
+from ._transforms import _argnums_tuple, jvp, vjp
+from ._tree import tree_flatten, tree_unflatten
+
+__all__ = ["jacrev", "jacfwd", "hessian"]
+
+
+def _partial(fun, args, nums, kwargs):
+    def f(*dyn):
+        full = list(args)
+        for n, d in zip(nums, dyn):
+            full[n] = d
+        return fun(*full, **kwargs)
+    return f
+
+
+def _basis(leaves, k_leaf, k):
+    """Cotangents/tangents: zeros everywhere but a 1 at element k of leaf k_leaf."""
+    out = []
+    for i, x in enumerate(leaves):
+        v = getval(x)
+        xp = array_module(v)
+        z = xp.zeros(v.size, dtype=v.dtype)
+        if i == k_leaf:
+            z[k] = 1
+        out.append(z.reshape(v.shape))
+    return out
+
+
+def jacrev(fun, argnums=0, has_aux=False):
+    """Jacobian of `fun` by reverse mode: one VJP per output element.
+
+    Returns a function giving, for each output leaf of shape S_out and input leaf of shape
+    S_in, an array of shape S_out + S_in, nested as output tree of (argument trees).
+
+    Example:
+      J = fnad.jacrev(fnp.tanh)(x)    # shape x.shape + x.shape
+    """
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "jacrev")
+        res = vjp(_partial(fun, args, nums, kwargs), *[args[n] for n in nums], has_aux=has_aux)
+        out, f_vjp = res[0], res[1]
+        out_flat, out_tree = tree_flatten(out)
+        in_flat, in_tree = tree_flatten(tuple(args[n] for n in nums))
+        per_out = []
+        for j, o in enumerate(out_flat):
+            rows = [tree_flatten(f_vjp(tree_unflatten(out_tree, _basis(out_flat, j, k))))[0]
+                    for k in range(getval(o).size)]
+            o_shape = tuple(getval(o).shape)
+            cols = []
+            for i, x in enumerate(in_flat):
+                x_shape = tuple(getval(x).shape)
+                stacked = fnp.stack([r[i] for r in rows]) if rows else fnp.zeros(
+                    (0,) + x_shape, getval(x).dtype)
+                cols.append(fnp.reshape(stacked, o_shape + x_shape))
+            jac = tree_unflatten(in_tree, cols)
+            per_out.append(jac[0] if isinstance(argnums, int) else jac)
+        result = tree_unflatten(out_tree, per_out)
+        return (result, res[2]) if has_aux else result
+
+    return jacfun
+
+
+def jacfwd(fun, argnums=0, has_aux=False):
+    """Jacobian of `fun` by forward mode: one JVP per input element.
+
+    Same output layout as `jacrev`.
+
+    Example:
+      J = fnad.jacfwd(lambda x: x ** 3)(x)
+    """
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "jacfwd")
+        primals = tuple(args[n] for n in nums)
+        in_flat, in_tree = tree_flatten(primals)
+        f = _partial(fun, args, nums, kwargs)
+        aux = None
+        if has_aux:
+            def f(*dyn, _f=f):
+                out, a = _f(*dyn)
+                return out
+            aux = _partial(fun, args, nums, kwargs)(*primals)[1]
+        cols_per_in = []
+        out_flat = out_tree = None
+        for i, x in enumerate(in_flat):
+            cols = []
+            for k in range(getval(x).size):
+                t = tree_unflatten(in_tree, _basis(in_flat, i, k))
+                out, t_out = jvp(f, primals, tuple(t))
+                out_flat, out_tree = tree_flatten(out)
+                cols.append(tree_flatten(t_out)[0])
+            cols_per_in.append(cols)
+        if out_tree is None:  # every input is empty
+            out, _ = jvp(f, primals, primals)
+            out_flat, out_tree = tree_flatten(out)
+        per_out = []
+        for j, o in enumerate(out_flat):
+            o_shape = tuple(getval(o).shape)
+            jac_leaves = []
+            for i, x in enumerate(in_flat):
+                x_shape = tuple(getval(x).shape)
+                cols = cols_per_in[i]
+                stacked = fnp.stack([c[j] for c in cols], axis=-1) if cols else fnp.zeros(
+                    o_shape + (0,), getval(o).dtype)
+                jac_leaves.append(fnp.reshape(stacked, o_shape + x_shape))
+            jac = tree_unflatten(in_tree, jac_leaves)
+            per_out.append(jac[0] if isinstance(argnums, int) else jac)
+        result = tree_unflatten(out_tree, per_out)
+        return (result, aux) if has_aux else result
+
+    return jacfun
+
+
+def hessian(fun, argnums=0):
+    """Hessian of scalar `fun`: `jacfwd(jacrev(fun))`.
+
+    Example:
+      H = fnad.hessian(lambda x: fnp.sum(x ** 3))(x)   # shape x.shape + x.shape
+    """
+    return jacfwd(jacrev(fun, argnums), argnums)

@@ -1,0 +1,169 @@
+"""Layer 1: tracers, trace levels and primitives.
+
+This module knows how a primitive call is recorded and nothing about
+derivatives or NumPy. A `Primitive` holds the slots that transforms fill in
+(backend implementation, VJP rules, JVP rules, batching rule, abstract
+evaluation). Calling a primitive with no tracer among its positional
+arguments runs the implementation straight away; otherwise the call goes to
+the trace of the innermost (highest-level) tracer, which records it.
+"""
+
+import itertools
+
+__all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval"]
+
+_levels = itertools.count(1)
+
+
+def new_level():
+    """Return a fresh trace level, higher than every level handed out before."""
+    return next(_levels)
+
+
+class Trace:
+    """A trace at one level; subclasses implement `process`."""
+
+    __slots__ = ("level",)
+
+    def __init__(self):
+        self.level = new_level()
+
+    def process(self, prim, args, kwargs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Tracer:
+    """A value being traced at some level. `fnad.numpy` adds operator overloads."""
+
+    __slots__ = ()
+    __array_ufunc__ = None  # make NumPy defer binary operators to the tracer
+    __array_priority__ = 1000
+
+    @property
+    def value(self):
+        """The concrete value, at the next level down (may itself be a tracer)."""
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return self.value.shape
+
+    @property
+    def dtype(self):
+        return self.value.dtype
+
+    @property
+    def ndim(self):
+        return len(self.value.shape)
+
+    @property
+    def size(self):
+        return self.value.size
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __index__(self):
+        return self.value.__index__()
+
+    def __len__(self):
+        return len(self.value)
+
+    def __hash__(self):
+        return id(self)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            f"a traced value ({type(self).__name__} of shape {self.shape}) was passed to plain "
+            "NumPy, which would drop its derivative; use fnad.numpy (import fnad.numpy as fnp) "
+            "inside functions you transform, or fnad.stop_gradient if that is what you meant."
+        )
+
+
+def getval(x):
+    """Strip every level of tracing from `x`."""
+    while isinstance(x, Tracer):
+        x = x.value
+    return x
+
+
+class Primitive:
+    """One operation and the rules that transforms look up.
+
+    Slots: `impl` (backend implementation), `vjps` (per-argument VJP rules
+    `rule(g, ans, *args, **kwargs)`), `jvps` (per-argument JVP rules
+    `rule(t, ans, *args, **kwargs)`), `batch` (batching rule), `abstract_eval`
+    (shape/dtype), `nondiff` (outputs carry no derivative), `multiple_results`.
+    """
+
+    __slots__ = ("name", "impl", "vjps", "jvps", "batch", "abstract_eval", "nondiff",
+                 "multiple_results", "fun")
+
+    def __init__(self, name, impl, *, nondiff=False, multiple_results=False):
+        self.name = name
+        self.impl = impl
+        self.vjps = {}
+        self.jvps = {}
+        self.batch = None
+        self.abstract_eval = None
+        self.nondiff = nondiff
+        self.multiple_results = multiple_results
+        self.fun = None
+
+    def __repr__(self):
+        return f"<fnad primitive {self.name}>"
+
+    def bind(self, *args, **kwargs):
+        for a in args:
+            if isinstance(a, Tracer):
+                return bind_traced(self, args, kwargs)
+        return self.impl(*args, **kwargs)
+
+    def missing(self, rule, argnum):
+        return NotImplementedError(
+            f"primitive '{self.name}' has no {rule} rule for argument {argnum}; register one "
+            f"with fnad.extend.def{rule}({self.name}, ...) or wrap the computation in "
+            "fnad.stop_gradient if no derivative is needed."
+        )
+
+
+def bind_traced(prim, args, kwargs):
+    """Send a primitive call with tracers among `args` to the innermost trace."""
+    top = None
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if top is None or t.level > top.level:
+                top = t
+    if prim.nondiff:
+        return prim.impl(*[getval(a) for a in args], **kwargs)
+    return top.process(prim, args, kwargs)
+
+
+def primitive(impl, name=None, *, nondiff=False, multiple_results=False):
+    """Wrap a backend function as a primitive; returns the public function.
+
+    The returned function calls `impl` directly when no positional argument is
+    a tracer, and carries the `Primitive` as its `.primitive` attribute.
+    """
+    prim = Primitive(name or impl.__name__, impl, nondiff=nondiff,
+                     multiple_results=multiple_results)
+
+    def fun(*args, **kwargs):
+        for a in args:
+            if isinstance(a, Tracer):
+                return bind_traced(prim, args, kwargs)
+        return impl(*args, **kwargs)
+
+    fun.__name__ = prim.name
+    fun.__qualname__ = prim.name
+    fun.__doc__ = getattr(impl, "__doc__", None)
+    fun.primitive = prim
+    prim.fun = fun
+    return fun

@@ -1,0 +1,246 @@
+"""Pytrees: nested containers of leaves, flattened and rebuilt.
+
+Registered node types are dict, list, tuple, namedtuples, None, dataclass
+instances, and any class given to `register_pytree_node` (JAX's two-function
+registration). Everything else is a leaf.
+"""
+
+import dataclasses
+from collections import OrderedDict, defaultdict
+
+__all__ = ["register_pytree_node", "register_dataclass", "tree_flatten", "tree_unflatten",
+           "tree_leaves", "tree_structure", "tree_map", "PyTreeDef", "treedef_is_leaf",
+           "tree_all", "tree_reduce", "tree_transpose"]
+
+_registry = {}
+
+
+def register_pytree_node(nodetype, flatten_func, unflatten_func):
+    """Register a container type.
+
+    Args:
+      nodetype: the class.
+      flatten_func: `node -> (children, aux_data)`; children is an iterable.
+      unflatten_func: `(aux_data, children) -> node`.
+
+    Example:
+      register_pytree_node(Point, lambda p: ((p.x, p.y), None), lambda _, c: Point(*c))
+    """
+    _registry[nodetype] = (flatten_func, unflatten_func)
+
+
+def _sorted_keys(d):
+    try:
+        return sorted(d)
+    except TypeError:
+        return list(d)
+
+
+def _flatten_dict(d):
+    keys = _sorted_keys(d)
+    return [d[k] for k in keys], tuple(keys)
+
+
+register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
+register_pytree_node(list, lambda t: (t, None), lambda _, c: list(c))
+register_pytree_node(dict, _flatten_dict, lambda keys, c: dict(zip(keys, c)))
+register_pytree_node(type(None), lambda n: ((), None), lambda _, c: None)
+register_pytree_node(OrderedDict, lambda d: (list(d.values()), tuple(d)),
+                     lambda keys, c: OrderedDict(zip(keys, c)))
+register_pytree_node(defaultdict, lambda d: (_flatten_dict(d)[0], (d.default_factory,
+                                                                  _flatten_dict(d)[1])),
+                     lambda aux, c: defaultdict(aux[0], zip(aux[1], c)))
+
+
+def register_dataclass(cls):
+    """Register a dataclass whose init fields are all children (usable as a decorator)."""
+    names = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+    register_pytree_node(cls, lambda x: ([getattr(x, n) for n in names], None),
+                         lambda _, c: cls(**dict(zip(names, c))))
+    return cls
+
+
+def _node_handler(x):
+    t = type(x)
+    h = _registry.get(t)
+    if h is not None:
+        return h
+    if isinstance(x, tuple) and hasattr(t, "_fields"):  # namedtuple
+        return (lambda nt: (tuple(nt), None)), (lambda _, c, t=t: t(*c))
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        register_dataclass(t)
+        return _registry[t]
+    return None
+
+
+class PyTreeDef:
+    """The structure of a pytree: node type, aux data and child structures."""
+
+    __slots__ = ("node_type", "aux", "children", "num_leaves")
+
+    def __init__(self, node_type, aux, children):
+        self.node_type = node_type
+        self.aux = aux
+        self.children = children
+        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+
+    def __eq__(self, other):
+        return (isinstance(other, PyTreeDef) and self.node_type is other.node_type
+                and _aux_eq(self.aux, other.aux) and self.children == other.children)
+
+    def __hash__(self):
+        return hash((self.node_type, len(self.children)))
+
+    def __repr__(self):
+        return f"PyTreeDef({self._show()})"
+
+    def _show(self):
+        if self.node_type is None:
+            return "*"
+        inner = [c._show() for c in self.children]
+        t = self.node_type
+        if t is tuple:
+            return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+        if t is list:
+            return "[" + ", ".join(inner) + "]"
+        if t is dict:
+            return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(self.aux, inner)) + "}"
+        if t is type(None):
+            return "None"
+        return f"{t.__name__}(" + ", ".join(inner) + ")"
+
+    def unflatten(self, leaves):
+        return tree_unflatten(self, leaves)
+
+
+def _aux_eq(a, b):
+    try:
+        return bool(a == b)
+    except Exception:  # arrays in aux data
+        return a is b
+
+
+_LEAF = PyTreeDef(None, None, ())
+
+
+def treedef_is_leaf(treedef):
+    return treedef.node_type is None
+
+
+def _flatten(x, is_leaf, leaves):
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return _LEAF
+    h = _node_handler(x)
+    if h is None:
+        leaves.append(x)
+        return _LEAF
+    children, aux = h[0](x)
+    node_type = type(x)
+    return PyTreeDef(node_type, aux, tuple(_flatten(c, is_leaf, leaves) for c in children))
+
+
+def tree_flatten(tree, is_leaf=None):
+    """Flatten a pytree into `(leaves, treedef)`.
+
+    Example:
+      leaves, treedef = tree_flatten({"w": w, "b": b})   # leaves == [b, w]
+    """
+    leaves = []
+    treedef = _flatten(tree, is_leaf, leaves)
+    return leaves, treedef
+
+
+def _unflatten(treedef, it):
+    if treedef.node_type is None:
+        return next(it)
+    children = [_unflatten(c, it) for c in treedef.children]
+    t = treedef.node_type
+    h = _registry.get(t)
+    if h is not None:
+        return h[1](treedef.aux, children)
+    if issubclass(t, tuple):  # namedtuple
+        return t(*children)
+    raise TypeError(f"tree_unflatten: unregistered node type {t.__name__}")
+
+
+def tree_unflatten(treedef, leaves):
+    """Rebuild a pytree of structure `treedef` from `leaves`."""
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise ValueError(f"tree_unflatten: structure {treedef} needs {treedef.num_leaves} "
+                         f"leaves, got {len(leaves)}")
+    return _unflatten(treedef, iter(leaves))
+
+
+def tree_leaves(tree, is_leaf=None):
+    """The leaves of a pytree, in flattening order."""
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None):
+    """The `PyTreeDef` of a pytree."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(f, tree, *rest, is_leaf=None):
+    """Apply `f` to corresponding leaves of `tree` and each tree in `rest`.
+
+    Example:
+      tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    """
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    if not rest:
+        return treedef.unflatten([f(x) for x in leaves])
+    others = []
+    for i, r in enumerate(rest):
+        r_leaves, r_def = tree_flatten(r, is_leaf)
+        if r_def != treedef:
+            raise ValueError("tree_map: tree structures differ:\n"
+                             f"  tree 0:       {treedef}\n  tree {i + 1}:       {r_def}")
+        others.append(r_leaves)
+    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
+
+
+def tree_all(tree):
+    """True if every leaf is truthy."""
+    return all(tree_leaves(tree))
+
+
+def tree_reduce(function, tree, initializer=None):
+    """Reduce the leaves with a binary function, like functools.reduce."""
+    import functools
+    leaves = tree_leaves(tree)
+    if initializer is None:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """Turn an outer-of-inner tree into an inner-of-outer tree."""
+    flat = outer_treedef.flatten_up_to(pytree_to_transpose) if hasattr(
+        outer_treedef, "flatten_up_to") else None
+    if flat is None:
+        flat = _flatten_up_to(outer_treedef, pytree_to_transpose)
+    inner_leaves = [tree_flatten(x)[0] for x in flat]
+    for x in flat:
+        if tree_structure(x) != inner_treedef:
+            raise ValueError(f"tree_transpose: expected inner structure {inner_treedef}, got "
+                             f"{tree_structure(x)}")
+    cols = list(zip(*inner_leaves)) if inner_leaves else []
+    return inner_treedef.unflatten([outer_treedef.unflatten(c) for c in cols])
+
+
+def _flatten_up_to(treedef, tree):
+    out = []
+
+    def go(td, x):
+        if td.node_type is None:
+            out.append(x)
+            return
+        children, _ = _node_handler(x)[0](x)
+        for c_td, c in zip(td.children, children):
+            go(c_td, c)
+
+    go(treedef, tree)
+    return out

@@ -1,0 +1,79 @@
+"""Writing your own primitives: wrap a backend function, then register its rules.
+
+Example:
+  from fnad.extend import primitive, defvjp, defjvp
+  import fnad.numpy as fnp
+
+  def _softsign(x):                       # runs on plain NumPy/CuPy arrays
+      return x / (1 + abs(x))
+  softsign = primitive(_softsign)
+  defvjp(softsign, lambda g, ans, x: g / (1 + fnp.abs(x)) ** 2)
+  defjvp(softsign, lambda t, ans, x: t / (1 + fnp.abs(x)) ** 2)
+
+A VJP rule `rule(g, ans, *args, **kwargs)` returns the cotangent of one argument;
+a JVP rule `rule(t, ans, *args, **kwargs)` returns the tangent of the output
+contributed by one argument's tangent `t`. Rules written with `fnad.numpy` are
+themselves differentiable, so higher derivatives work.
+"""
+
+from ._tracer import Primitive, Tracer, getval, primitive
+
+__all__ = ["Primitive", "Tracer", "primitive", "defvjp", "defjvp", "defjvp_linear",
+           "defvjp_multi", "getval", "as_primitive"]
+
+
+def as_primitive(fun_or_prim):
+    """The `Primitive` behind a function made by `primitive` (or the primitive itself)."""
+    if isinstance(fun_or_prim, Primitive):
+        return fun_or_prim
+    prim = getattr(fun_or_prim, "primitive", None)
+    if prim is None:
+        raise TypeError(f"{fun_or_prim!r} is not a primitive; wrap it with "
+                        "fnad.extend.primitive first.")
+    return prim
+
+
+def defvjp(fun, *rules, argnums=None):
+    """Register VJP rules, one per positional argument (None to leave one out).
+
+    Example:
+      defvjp(mul, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
+    """
+    prim = as_primitive(fun)
+    for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
+        if rule is not None:
+            prim.vjps[i] = rule
+
+
+def defjvp(fun, *rules, argnums=None):
+    """Register JVP rules, one per positional argument (None to leave one out)."""
+    prim = as_primitive(fun)
+    for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
+        if rule is not None:
+            prim.jvps[i] = rule
+
+
+def defjvp_linear(fun, argnums=(0,)):
+    """Declare `fun` linear (and zero at zero) in each argument of `argnums` separately.
+
+    Its JVP in that argument is `fun` applied with the tangent in the argument's place,
+    as for multiply, matmul, sum, reshape or indexing.
+    """
+    prim = as_primitive(fun)
+    f = prim.fun or prim.bind
+    for i in argnums:
+        def rule(t, ans, *args, _i=i, **kwargs):
+            args = list(args)
+            args[_i] = t
+            return f(*args, **kwargs)
+        prim.jvps[i] = rule
+
+
+def defvjp_multi(fun, rule, nargs):
+    """Register one VJP rule returning the cotangents of all `nargs` arguments as a tuple.
+
+    The rule is called once per traced argument; prefer per-argument rules when cheap.
+    """
+    prim = as_primitive(fun)
+    for i in range(nargs):
+        prim.vjps[i] = (lambda g, ans, *args, _i=i, **kw: rule(g, ans, *args, **kw)[_i])

@@ -1,0 +1,199 @@
+"""fnad.numpy: NumPy's API, differentiable under fnad's transforms.
+
+On plain NumPy/CuPy arrays every function runs the backend directly; under a transform
+the same calls are traced. Names are re-exported explicitly from the category modules.
+"""
+
+import numpy as _np
+
+from ._creation import (  # noqa: E402
+    zeros as zeros,
+    ones as ones,
+    full as full,
+    empty as empty,
+    eye as eye,
+    identity as identity,
+    arange as arange,
+    linspace as linspace,
+    logspace as logspace,
+    geomspace as geomspace,
+    tri as tri,
+    meshgrid as meshgrid,
+    indices as indices,
+    zeros_like as zeros_like,
+    ones_like as ones_like,
+    empty_like as empty_like,
+    full_like as full_like,
+    tril as tril,
+    triu as triu,
+    asarray as asarray,
+    array as array,
+)
+from ._elementwise import (  # noqa: E402
+    add as add,
+    subtract as subtract,
+    multiply as multiply,
+    divide as divide,
+    true_divide as true_divide,
+    negative as negative,
+    positive as positive,
+    power as power,
+    square as square,
+    sqrt as sqrt,
+    cbrt as cbrt,
+    absolute as absolute,
+    abs as abs,
+    fabs as fabs,
+    exp as exp,
+    exp2 as exp2,
+    expm1 as expm1,
+    log as log,
+    log2 as log2,
+    log10 as log10,
+    log1p as log1p,
+    sin as sin,
+    cos as cos,
+    tan as tan,
+    arcsin as arcsin,
+    arccos as arccos,
+    arctan as arctan,
+    arctan2 as arctan2,
+    sinh as sinh,
+    cosh as cosh,
+    tanh as tanh,
+    arcsinh as arcsinh,
+    arccosh as arccosh,
+    arctanh as arctanh,
+    reciprocal as reciprocal,
+    hypot as hypot,
+    logaddexp as logaddexp,
+    logaddexp2 as logaddexp2,
+    maximum as maximum,
+    minimum as minimum,
+    fmax as fmax,
+    fmin as fmin,
+    deg2rad as deg2rad,
+    rad2deg as rad2deg,
+    radians as radians,
+    degrees as degrees,
+    sinc as sinc,
+    mod as mod,
+    remainder as remainder,
+    fmod as fmod,
+    real as real,
+    imag as imag,
+    conj as conj,
+    conjugate as conjugate,
+    angle as angle,
+    copysign as copysign,
+    round as round,
+    around as around,
+    clip as clip,
+    where as where,
+    floor as floor,
+    ceil as ceil,
+    rint as rint,
+    trunc as trunc,
+    fix as fix,
+    sign as sign,
+    signbit as signbit,
+    floor_divide as floor_divide,
+    equal as equal,
+    not_equal as not_equal,
+    less as less,
+    less_equal as less_equal,
+    greater as greater,
+    greater_equal as greater_equal,
+    logical_and as logical_and,
+    logical_or as logical_or,
+    logical_not as logical_not,
+    logical_xor as logical_xor,
+    isfinite as isfinite,
+    isinf as isinf,
+    isnan as isnan,
+    isclose as isclose,
+    allclose as allclose,
+    array_equal as array_equal,
+    bitwise_and as bitwise_and,
+    bitwise_or as bitwise_or,
+    bitwise_xor as bitwise_xor,
+    invert as invert,
+    left_shift as left_shift,
+    right_shift as right_shift,
+    heaviside as heaviside,
+    gcd as gcd,
+    lcm as lcm,
+    iscomplex as iscomplex,
+    isreal as isreal,
+    isneginf as isneginf,
+    isposinf as isposinf,
+    nextafter as nextafter,
+    spacing as spacing,
+)
+from ._reductions import (  # noqa: E402
+    sum as sum,
+    mean as mean,
+    amax as amax,
+    amin as amin,
+    max as max,
+    min as min,
+)
+from ._shape import (  # noqa: E402
+    broadcast_to as broadcast_to,
+    reshape as reshape,
+    transpose as transpose,
+    astype as astype,
+    concatenate as concatenate,
+    ravel as ravel,
+    swapaxes as swapaxes,
+    expand_dims as expand_dims,
+    squeeze as squeeze,
+    stack as stack,
+)
+from ._products import (  # noqa: E402
+    matmul as matmul,
+    dot as dot,
+)
+from ._indexing import (  # noqa: E402
+    getitem as getitem,
+    index_add as index_add,
+    index_set as index_set,
+    index_mul as index_mul,
+    at as at,
+    take as take,
+    take_along_axis as take_along_axis,
+    argsort as argsort,
+    argmax as argmax,
+    argmin as argmin,
+    nonzero as nonzero,
+    argwhere as argwhere,
+    flatnonzero as flatnonzero,
+    searchsorted as searchsorted,
+    sort as sort,
+)
+
+# Constants, dtypes and dtype helpers are NumPy's own.
+ndarray = _np.ndarray
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, _np.newaxis
+euler_gamma = _np.euler_gamma
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+bool_, complex64, complex128, intp = _np.bool_, _np.complex64, _np.complex128, _np.intp
+dtype, finfo, iinfo, result_type, promote_types = (_np.dtype, _np.finfo, _np.iinfo,
+                                                   _np.result_type, _np.promote_types)
+issubdtype, can_cast, floating, integer, number = (_np.issubdtype, _np.can_cast, _np.floating,
+                                                   _np.integer, _np.number)
+inexact, signedinteger, unsignedinteger = _np.inexact, _np.signedinteger, _np.unsignedinteger
+from ._util import shape as shape, ndim as ndim  # noqa: E402
+
+
+def size(a, axis=None):
+    """Number of elements of `a` (along `axis` if given)."""
+    s = shape(a)
+    return int(_np.prod(s)) if axis is None else s[axis]
+
+
+from . import _methods  # noqa: E402
+
+_methods.install()

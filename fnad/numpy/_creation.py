@@ -1,0 +1,69 @@
+"""Array creation. Functions of shapes make plain arrays; `*_like` functions carry no
+derivative; `array`/`asarray` of a list that holds traced values stack them."""
+
+import numpy as np
+
+from .. import numpy as fnp
+from .._tracer import Tracer
+from ..extend import defjvp_linear, defvjp
+from ._util import wrap, wrap_nondiff
+
+zeros = np.zeros
+ones = np.ones
+full = np.full
+empty = np.empty
+eye = np.eye
+identity = np.identity
+arange = np.arange
+linspace = np.linspace
+logspace = np.logspace
+geomspace = np.geomspace
+tri = np.tri
+meshgrid = np.meshgrid
+indices = np.indices
+zeros_like = wrap_nondiff(np.zeros_like, "zeros_like")
+ones_like = wrap_nondiff(np.ones_like, "ones_like")
+empty_like = wrap_nondiff(np.empty_like, "empty_like")
+full_like = wrap_nondiff(np.full_like, "full_like")
+tril = wrap(np.tril)
+triu = wrap(np.triu)
+
+defvjp(tril, lambda g, ans, m, k=0: tril(g, k))
+defjvp_linear(tril)
+defvjp(triu, lambda g, ans, m, k=0: triu(g, k))
+defjvp_linear(triu)
+
+
+def _holds_tracer(obj):
+    if isinstance(obj, Tracer):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_holds_tracer(o) for o in obj)
+    return False
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, like=None):
+    """`a` as an array. Traced values pass through (cast if `dtype` differs); nested lists
+    holding traced values are stacked, so their derivatives survive."""
+    if isinstance(a, Tracer):
+        return a if dtype is None else fnp.astype(a, dtype)
+    if isinstance(a, (list, tuple)) and _holds_tracer(a):
+        res = fnp.stack([asarray(x) for x in a])
+        return res if dtype is None else fnp.astype(res, dtype)
+    if type(a).__module__.startswith("cupy"):
+        return a if dtype is None else a.astype(dtype, copy=False)
+    return np.asarray(a, dtype=dtype, order=order, copy=copy)
+
+
+def array(object, dtype=None, *, copy=True, order="K", ndmin=0, like=None):
+    """A new array from `object` (traced values and lists holding them are differentiable)."""
+    if isinstance(object, Tracer) or (isinstance(object, (list, tuple))
+                                      and _holds_tracer(object)):
+        res = asarray(object, dtype)
+        while fnp.ndim(res) < ndmin:
+            res = fnp.expand_dims(res, 0)
+        return res
+    if type(object).__module__.startswith("cupy"):
+        import cupy
+        return cupy.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
+    return np.array(object, dtype=dtype, copy=copy, order=order, ndmin=ndmin)

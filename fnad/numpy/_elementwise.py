@@ -1,0 +1,270 @@
+"""Elementwise primitives and their rules.
+
+Unary rules are given as the derivative `d(ans, x)`; both VJP (`g * d`) and JVP
+(`t * d`) follow from it. Binary rules go through the one `unbroadcast` helper.
+"""
+
+import numpy as np
+
+from .. import numpy as fnp
+from ..extend import defjvp, defvjp
+from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
+
+# ----------------------------------------------------------------------------- primitives
+
+add = wrap(np.add)
+subtract = wrap(np.subtract)
+multiply = wrap(np.multiply)
+divide = wrap(np.divide)
+true_divide = divide
+negative = wrap(np.negative)
+positive = wrap(np.positive)
+power = wrap(np.power)
+square = wrap(np.square)
+sqrt = wrap(np.sqrt)
+cbrt = wrap(np.cbrt)
+absolute = wrap(np.absolute)
+abs = absolute
+fabs = wrap(np.fabs)
+exp = wrap(np.exp)
+exp2 = wrap(np.exp2)
+expm1 = wrap(np.expm1)
+log = wrap(np.log)
+log2 = wrap(np.log2)
+log10 = wrap(np.log10)
+log1p = wrap(np.log1p)
+sin = wrap(np.sin)
+cos = wrap(np.cos)
+tan = wrap(np.tan)
+arcsin = wrap(np.arcsin)
+arccos = wrap(np.arccos)
+arctan = wrap(np.arctan)
+arctan2 = wrap(np.arctan2)
+sinh = wrap(np.sinh)
+cosh = wrap(np.cosh)
+tanh = wrap(np.tanh)
+arcsinh = wrap(np.arcsinh)
+arccosh = wrap(np.arccosh)
+arctanh = wrap(np.arctanh)
+reciprocal = wrap(np.reciprocal)
+hypot = wrap(np.hypot)
+logaddexp = wrap(np.logaddexp)
+logaddexp2 = wrap(np.logaddexp2)
+maximum = wrap(np.maximum)
+minimum = wrap(np.minimum)
+fmax = wrap(np.fmax)
+fmin = wrap(np.fmin)
+deg2rad = wrap(np.deg2rad)
+rad2deg = wrap(np.rad2deg)
+radians = deg2rad
+degrees = rad2deg
+sinc = wrap(np.sinc)
+mod = wrap(np.mod)
+remainder = mod
+fmod = wrap(np.fmod)
+_where_p = wrap(np.where, "where")
+real = wrap(np.real)
+imag = wrap(np.imag)
+conj = wrap(np.conj)
+conjugate = conj
+angle = wrap(np.angle)
+copysign = wrap(np.copysign)
+
+
+_clip_p = wrap(lambda a, lo, hi: np.clip(a, lo, hi), "clip")
+
+# Piecewise-constant and logical functions: outputs carry no derivative.
+_NONDIFF = ["floor", "ceil", "rint", "trunc", "fix", "sign", "signbit", "floor_divide",
+            "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+            "logical_and", "logical_or", "logical_not", "logical_xor", "isfinite", "isinf",
+            "isnan", "isclose", "allclose", "array_equal", "bitwise_and", "bitwise_or",
+            "bitwise_xor", "invert", "left_shift", "right_shift", "heaviside", "gcd", "lcm",
+            "iscomplex", "isreal", "isneginf", "isposinf", "nextafter", "spacing"]
+for _name in _NONDIFF:
+    globals()[_name] = wrap_nondiff(getattr(np, _name), _name)
+round = wrap_nondiff(np.round, "round")
+around = round
+del _name
+
+
+def _bcast(r, ans):
+    """A JVP contribution broadcast to the output's shape."""
+    return r if shape(r) == shape(ans) else fnp.broadcast_to(r, shape(ans))
+
+
+def _def_unary(f, d):
+    defvjp(f, lambda g, ans, x, *a, **k: g * d(ans, x))
+    defjvp(f, lambda t, ans, x, *a, **k: t * d(ans, x))
+
+
+def _def_binary(f, dx, dy):
+    defvjp(f, lambda g, ans, x, y: unbroadcast(g * dx(ans, x, y), shape(x)),
+              lambda g, ans, x, y: unbroadcast(g * dy(ans, x, y), shape(y)))
+    defjvp(f, lambda t, ans, x, y: _bcast(t * dx(ans, x, y), ans),
+              lambda t, ans, x, y: _bcast(t * dy(ans, x, y), ans))
+
+
+def _where0(cond, v):
+    """`v` where cond holds, else 0 (keeping the dtype)."""
+    return fnp.where(cond, v, fnp.zeros_like(v))
+
+
+_LN2 = float(np.log(2.0))
+_LN10 = float(np.log(10.0))
+
+# ----------------------------------------------------------------------------- unary rules
+
+_def_unary(square,     lambda ans, x: 2 * x)
+_def_unary(sqrt,       lambda ans, x: 0.5 / ans)
+_def_unary(cbrt,       lambda ans, x: 1 / (3 * ans * ans))
+_def_unary(absolute,   lambda ans, x: fnp.sign(x))  # 0 at 0, as PyTorch
+_def_unary(fabs,       lambda ans, x: fnp.sign(x))
+_def_unary(exp,        lambda ans, x: ans)
+_def_unary(exp2,       lambda ans, x: ans * _LN2)
+_def_unary(expm1,      lambda ans, x: ans + 1)
+_def_unary(log,        lambda ans, x: 1 / x)
+_def_unary(log2,       lambda ans, x: 1 / (x * _LN2))
+_def_unary(log10,      lambda ans, x: 1 / (x * _LN10))
+_def_unary(log1p,      lambda ans, x: 1 / (1 + x))
+_def_unary(sin,        lambda ans, x: fnp.cos(x))
+_def_unary(cos,        lambda ans, x: -fnp.sin(x))
+_def_unary(tan,        lambda ans, x: 1 + ans * ans)
+_def_unary(arcsin,     lambda ans, x: 1 / fnp.sqrt(1 - x * x))
+_def_unary(arccos,     lambda ans, x: -1 / fnp.sqrt(1 - x * x))
+_def_unary(arctan,     lambda ans, x: 1 / (1 + x * x))
+_def_unary(sinh,       lambda ans, x: fnp.cosh(x))
+_def_unary(cosh,       lambda ans, x: fnp.sinh(x))
+_def_unary(tanh,       lambda ans, x: 1 - ans * ans)
+_def_unary(arcsinh,    lambda ans, x: 1 / fnp.sqrt(x * x + 1))
+_def_unary(arccosh,    lambda ans, x: 1 / fnp.sqrt(x * x - 1))
+_def_unary(arctanh,    lambda ans, x: 1 / (1 - x * x))
+_def_unary(reciprocal, lambda ans, x: -ans * ans)
+_def_unary(deg2rad,    lambda ans, x: np.pi / 180)
+_def_unary(rad2deg,    lambda ans, x: 180 / np.pi)
+_def_unary(real,       lambda ans, x: 1.0)
+_def_unary(conj,       lambda ans, x: 1.0)
+_def_unary(imag,       lambda ans, x: 0.0)   # real inputs only
+_def_unary(angle,      lambda ans, x: 0.0)   # real inputs only
+
+
+def _sinc_d(ans, x):
+    px = np.pi * x
+    safe = fnp.where(x == 0, fnp.ones_like(x), x)
+    return _where0(x != 0, (fnp.cos(px) - ans) / safe)
+
+
+_def_unary(sinc, _sinc_d)
+
+# Linear unary ops keep the exact zero-cost form.
+defvjp(negative, lambda g, ans, x: -g)
+defjvp(negative, lambda t, ans, x: -t)
+defvjp(positive, lambda g, ans, x: g)
+defjvp(positive, lambda t, ans, x: t)
+
+# ----------------------------------------------------------------------------- binary rules
+
+defvjp(add,      lambda g, ans, x, y: unbroadcast(g, shape(x)),
+                 lambda g, ans, x, y: unbroadcast(g, shape(y)))
+defjvp(add,      lambda t, ans, x, y: _bcast(t, ans),
+                 lambda t, ans, x, y: _bcast(t, ans))
+defvjp(subtract, lambda g, ans, x, y: unbroadcast(g, shape(x)),
+                 lambda g, ans, x, y: unbroadcast(-g, shape(y)))
+defjvp(subtract, lambda t, ans, x, y: _bcast(t, ans),
+                 lambda t, ans, x, y: _bcast(-t, ans))
+defvjp(multiply, lambda g, ans, x, y: unbroadcast(g * y, shape(x)),
+                 lambda g, ans, x, y: unbroadcast(x * g, shape(y)))
+defjvp(multiply, lambda t, ans, x, y: _bcast(t * y, ans),
+                 lambda t, ans, x, y: _bcast(x * t, ans))
+defvjp(divide,   lambda g, ans, x, y: unbroadcast(g / y, shape(x)),
+                 lambda g, ans, x, y: unbroadcast(-g * ans / y, shape(y)))
+defjvp(divide,   lambda t, ans, x, y: _bcast(t / y, ans),
+                 lambda t, ans, x, y: _bcast(-t * ans / y, ans))
+
+
+def _pow_dx(ans, x, y):
+    return y * fnp.power(x, y - 1)
+
+
+def _pow_dy(ans, x, y):
+    # d/dy x**y = x**y log x; taken as 0 where x == 0 (PyTorch's convention)
+    safe = fnp.where(x == 0, fnp.ones_like(x), x)
+    return _where0(x != 0, ans * fnp.log(safe))
+
+
+_def_binary(power,      _pow_dx, _pow_dy)
+_def_binary(hypot,      lambda ans, x, y: x / ans, lambda ans, x, y: y / ans)
+_def_binary(logaddexp,  lambda ans, x, y: fnp.exp(x - ans), lambda ans, x, y: fnp.exp(y - ans))
+_def_binary(logaddexp2, lambda ans, x, y: fnp.exp2(x - ans), lambda ans, x, y: fnp.exp2(y - ans))
+_def_binary(arctan2,    lambda ans, y, x: x / (x * x + y * y),
+                        lambda ans, y, x: -y / (x * x + y * y))
+_def_binary(mod,        lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.floor_divide(x, y))
+_def_binary(fmod,       lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.trunc(x / y))
+_def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda ans, x, y: 0.0)
+
+
+# Ties share the gradient equally between both arguments, as PyTorch's maximum/minimum.
+def _select_weight(ans, win, tie):
+    return fnp.where(win, 1.0, fnp.where(tie, 0.5, 0.0)).astype(dtype_of(ans))
+
+
+_def_binary(maximum, lambda ans, x, y: _select_weight(ans, x > y, x == y),
+                     lambda ans, x, y: _select_weight(ans, y > x, x == y))
+_def_binary(minimum, lambda ans, x, y: _select_weight(ans, x < y, x == y),
+                     lambda ans, x, y: _select_weight(ans, y < x, x == y))
+# fmax/fmin ignore NaNs: the non-NaN argument wins.
+_def_binary(fmax, lambda ans, x, y: _select_weight(ans, (x > y) | fnp.isnan(y), x == y),
+                  lambda ans, x, y: _select_weight(ans, (y > x) | fnp.isnan(x), x == y))
+_def_binary(fmin, lambda ans, x, y: _select_weight(ans, (x < y) | fnp.isnan(y), x == y),
+                  lambda ans, x, y: _select_weight(ans, (y < x) | fnp.isnan(x), x == y))
+
+
+# where(cond, x, y): the condition carries no derivative.
+defvjp(_where_p, None,
+       lambda g, ans, c, x, y: unbroadcast(_where0(c, g), shape(x)),
+       lambda g, ans, c, x, y: unbroadcast(_where0(~fnp.asarray(c, dtype=bool), g), shape(y)))
+defjvp(_where_p, None,
+       lambda t, ans, c, x, y: _bcast(_where0(c, t), ans),
+       lambda t, ans, c, x, y: _bcast(_where0(~fnp.asarray(c, dtype=bool), t), ans))
+
+
+# clip(a, a_min, a_max): inside the closed interval the gradient flows to `a` (PyTorch's
+# clamp); below it to a_min, above it to a_max (a_max wins where a_min > a_max, as NumPy).
+def _clip_masks(a, lo, hi):
+    none = fnp.zeros(shape(a), dtype=bool)
+    below = none if lo is None else fnp.less(a, lo)
+    above = none if hi is None else fnp.greater(a, hi)
+    return ~(below | above), below & ~above, above
+
+
+def _clip_rules(k):
+    def vjp(g, ans, a, lo, hi):
+        arg = (a, lo, hi)[k]
+        return unbroadcast(_where0(_clip_masks(a, lo, hi)[k], g), shape(arg))
+
+    def jvp(t, ans, a, lo, hi):
+        return _bcast(_where0(_clip_masks(a, lo, hi)[k], t), ans)
+    return vjp, jvp
+
+
+for _k in range(3):
+    defvjp(_clip_p, _clip_rules(_k)[0], argnums=(_k,))
+    defjvp(_clip_p, _clip_rules(_k)[1], argnums=(_k,))
+del _k
+
+
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):
+    """Clip values to [a_min, a_max] (NumPy 2 semantics; `min`/`max` are aliases)."""
+    lo = a_min if a_min is not None else min
+    hi = a_max if a_max is not None else max
+    if lo is None and hi is None:
+        raise ValueError("clip: give at least one of a_min and a_max.")
+    return _clip_p(a, lo, hi)
+
+
+def where(condition, x=None, y=None):
+    """`x` where `condition` holds, else `y`; with only `condition`, its nonzero indices."""
+    if x is None and y is None:
+        return fnp.nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where: either both or neither of x and y should be given.")
+    return _where_p(condition, x, y)

@@ -1,0 +1,137 @@
+"""Shape manipulation primitives and their rules."""
+
+import numpy as np
+
+from .. import numpy as fnp
+from ..extend import defjvp_linear, defvjp
+from ._util import dtype_of, ndim, shape, unbroadcast, wrap
+
+
+def _reshape(a, newshape, order="C"):
+    return np.reshape(a, newshape, order=order)
+
+
+_reshape_p = wrap(_reshape, "reshape")
+_transpose_p = wrap(np.transpose, "transpose")
+broadcast_to = wrap(np.broadcast_to, "broadcast_to")
+_concatenate_p = wrap(lambda *arrays, axis=0: np.concatenate(arrays, axis=axis), "concatenate")
+_astype_p = wrap(lambda x, dtype: x.astype(dtype), "astype")
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """Give `a` a new shape (NumPy 2 semantics; -1 infers one axis)."""
+    shape = newshape if shape is None else shape
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    return _reshape_p(a, tuple(shape), order)
+
+
+def transpose(a, axes=None):
+    """Permute the axes of `a` (reverse them when axes is None)."""
+    return _transpose_p(a, None if axes is None else tuple(axes))
+
+
+def astype(x, dtype, copy=True):
+    """`x` cast to `dtype`; the gradient is cast back to `x`'s dtype."""
+    if dtype_of(x) == np.dtype(dtype):
+        return x
+    return _astype_p(x, np.dtype(dtype))
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    """Join arrays along an existing axis."""
+    if out is not None:
+        raise TypeError("fnad.numpy.concatenate: out= is not supported (arrays are immutable "
+                        "under transforms); use the returned array.")
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    res = _concatenate_p(*arrays, axis=axis)
+    return res if dtype is None else astype(res, dtype)
+
+
+def ravel(a, order="C"):
+    return reshape(a, (-1,), order)
+
+
+def swapaxes(a, axis1, axis2):
+    perm = list(range(ndim(a)))
+    perm[axis1], perm[axis2] = perm[axis2], perm[axis1]
+    return transpose(a, perm)
+
+
+def expand_dims(a, axis):
+    s = list(shape(a))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    nd = len(s) + len(axes)
+    for ax in sorted(x % nd for x in axes):
+        s.insert(ax, 1)
+    return reshape(a, tuple(s))
+
+
+def squeeze(a, axis=None):
+    s = shape(a)
+    if axis is None:
+        axes = {i for i, d in enumerate(s) if d == 1}
+    else:
+        axes = {x % len(s) for x in (axis if isinstance(axis, (tuple, list)) else (axis,))}
+        bad = [x for x in axes if s[x] != 1]
+        if bad:
+            raise ValueError(f"squeeze: cannot select an axis to squeeze out which has size not "
+                             f"equal to one (axis {bad[0]} of shape {s}).")
+    return reshape(a, tuple(d for i, d in enumerate(s) if i not in axes))
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    """Join arrays along a new axis."""
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("stack: need at least one array to stack.")
+    nd = ndim(arrays[0]) + 1
+    return concatenate([expand_dims(a, axis % nd) for a in arrays], axis=axis % nd,
+                       out=out, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------- rules
+
+defvjp(_reshape_p, lambda g, ans, a, newshape, order="C": fnp.reshape(g, shape(a), order))
+defjvp_linear(_reshape_p)
+defvjp(_transpose_p, lambda g, ans, a, axes=None: fnp.transpose(
+    g, None if axes is None else tuple(np.argsort(axes))))
+defjvp_linear(_transpose_p)
+defvjp(broadcast_to, lambda g, ans, a, shape_, **k: unbroadcast(g, shape(a)))
+defjvp_linear(broadcast_to)
+defvjp(_astype_p, lambda g, ans, x, dtype: fnp.astype(g, dtype_of(x)))
+defjvp_linear(_astype_p)
+
+
+def _concat_rule(k):
+    def vjp(g, ans, *arrays, axis=0):
+        ax = axis % ndim(ans)
+        start = int(np.sum([shape(a)[ax] for a in arrays[:k]], dtype=np.int64))
+        idx = [slice(None)] * ndim(ans)
+        idx[ax] = slice(start, start + shape(arrays[k])[ax])
+        return g[tuple(idx)]
+    return vjp
+
+
+class _ConcatVJPs(dict):
+    """Concatenate takes any number of arrays: the rule for argument k is made on demand."""
+
+    def get(self, k, default=None):
+        if k not in self:
+            self[k] = _concat_rule(k)
+        return dict.get(self, k)
+
+
+class _ConcatJVPs(dict):
+    def get(self, k, default=None):
+        def jvp(t, ans, *arrays, axis=0):
+            parts = [t if i == k else fnp.zeros(shape(a), dtype_of(t))
+                     for i, a in enumerate(arrays)]
+            return fnp.concatenate(parts, axis=axis)
+        return jvp
+
+
+_concatenate_p.primitive.vjps = _ConcatVJPs()
+_concatenate_p.primitive.jvps = _ConcatJVPs()

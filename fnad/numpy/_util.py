@@ -1,0 +1,82 @@
+"""Helpers shared by the rule tables: wrapping NumPy functions as primitives, unbroadcast."""
+
+import numpy as np
+
+from .._tracer import Tracer, getval, primitive
+
+__all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes",
+           "fnp_lazy"]
+
+
+def wrap(np_fun, name=None, **kw):
+    """A primitive running `np_fun` (NumPy functions dispatch to CuPy for CuPy arrays)."""
+    fun = primitive(np_fun, name or np_fun.__name__, **kw)
+    if getattr(np_fun, "__doc__", None):
+        fun.__doc__ = (f"fnad.numpy.{fun.__name__}: differentiable wrapper of "
+                       f"numpy.{np_fun.__name__}.")
+    return fun
+
+
+def wrap_nondiff(np_fun, name=None):
+    """A primitive whose outputs carry no derivative (comparisons, floor, argmax, ...)."""
+    return wrap(np_fun, name, nondiff=True)
+
+
+def shape(x):
+    """The shape of an array, tracer or Python scalar."""
+    return tuple(getattr(x, "shape", ()))
+
+
+def ndim(x):
+    return len(getattr(x, "shape", ()))
+
+
+def dtype_of(x):
+    v = getval(x)
+    return v.dtype if hasattr(v, "dtype") else np.result_type(v)
+
+
+def norm_axes(axis, nd):
+    """`axis` (None, int or tuple; negatives allowed) as a sorted tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(nd))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(a % nd if nd else a for a in axis))
+    return (axis % nd if nd else axis,)
+
+
+_fnp = None
+
+
+def fnp_lazy():
+    """The `fnad.numpy` module (rule modules import it lazily to avoid import cycles)."""
+    global _fnp
+    if _fnp is None:
+        from .. import numpy as m
+        _fnp = m
+    return _fnp
+
+
+def unbroadcast(g, to_shape):
+    """Sum `g` over the axes along which a value of `to_shape` was broadcast.
+
+    Handles added leading axes and interior size-1 axes in one place, e.g. a (B, 1, C)
+    operand of a (B, T, C) result gets `sum(g, axis=1, keepdims=True)`.
+    """
+    g_shape = shape(g)
+    to_shape = tuple(to_shape)
+    if g_shape == to_shape:
+        return g
+    fnp = fnp_lazy()
+    lead = len(g_shape) - len(to_shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(to_shape) if s == 1 and g_shape[lead + i] != 1)
+    if axes:
+        g = fnp.sum(g, axis=axes)
+    if shape(g) != to_shape:
+        g = fnp.reshape(g, to_shape)
+    return g
+
+
+def is_traced(x):
+    return isinstance(x, Tracer)

@@ -1,0 +1,147 @@
+"""Numerical gradient checking with JAX's `check_grads` signature and meaning."""
+
+import numpy as np
+
+from ._tracer import getval
+from ._transforms import jvp, vjp
+from ._tree import tree_flatten, tree_unflatten
+
+__all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
+
+_DEFAULT_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 2e-2,
+                np.dtype(np.float64): 1e-5}
+_DEFAULT_EPS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-2,
+                np.dtype(np.float64): 1e-4}
+
+
+def _leaves(tree):
+    return [getval(x) for x in tree_flatten(tree)[0]]
+
+
+def _floats(args):
+    return [np.asarray(x).dtype.kind == "f" if not hasattr(x, "dtype") else x.dtype.kind == "f"
+            for x in tree_flatten(args)[0]]
+
+
+def _random_like(args, rng):
+    flat, tree = tree_flatten(args)
+    out = []
+    for x in flat:
+        v = getval(x)
+        v = np.asarray(v) if not hasattr(v, "dtype") else v
+        r = rng.standard_normal(v.shape).astype(v.dtype) if v.dtype.kind == "f" else \
+            np.zeros(v.shape, v.dtype)
+        out.append(_like_backend(r, v))
+    return tree_unflatten(tree, out)
+
+
+def _like_backend(r, v):
+    if type(v).__module__.startswith("cupy"):
+        import cupy
+        return cupy.asarray(r)
+    return r
+
+
+def _axpy(a, xs, ys):
+    return tree_unflatten(tree_flatten(ys)[1],
+                          [y + a * x if getval(y).dtype.kind == "f" else y
+                           for x, y in zip(tree_flatten(xs)[0], tree_flatten(ys)[0])])
+
+
+def _inner(xs, ys):
+    total = 0.0
+    for x, y in zip(_leaves(xs), _leaves(ys)):
+        x, y = np.asarray(_host(x)), np.asarray(_host(y))
+        if x.dtype.kind == "f" and y.dtype.kind == "f":
+            total += float(np.sum(x.astype(np.float64) * y.astype(np.float64)))
+    return total
+
+
+def _host(x):
+    return x.get() if hasattr(x, "get") and not isinstance(x, np.ndarray) else x
+
+
+def numerical_jvp(f, primals, tangents, eps):
+    """Central difference `(f(x + eps t) - f(x - eps t)) / 2 eps`, as a list of leaves."""
+    f_pos = _leaves(f(*_axpy(eps, tangents, primals)))
+    f_neg = _leaves(f(*_axpy(-eps, tangents, primals)))
+    return [(np.asarray(_host(p), np.float64) - np.asarray(_host(n), np.float64)) / (2 * eps)
+            for p, n in zip(f_pos, f_neg)]
+
+
+def _tol_eps(args, atol, rtol, eps):
+    dtypes = [np.asarray(getval(x)).dtype if not hasattr(getval(x), "dtype") else getval(x).dtype
+              for x in tree_flatten(args)[0]]
+    floats = [d for d in dtypes if d.kind == "f"] or [np.dtype(np.float64)]
+    low = min(floats, key=lambda d: d.itemsize)
+    tol = _DEFAULT_TOL.get(low, 1e-5)
+    return (tol if atol is None else atol, tol if rtol is None else rtol,
+            _DEFAULT_EPS.get(low, 1e-4) if eps is None else eps)
+
+
+def _assert_close(actual, expected, atol, rtol, what):
+    for k, (a, e) in enumerate(zip(actual, expected)):
+        a = np.asarray(_host(a), np.float64)
+        e = np.asarray(_host(e), np.float64)
+        if not np.allclose(a, e, atol=atol, rtol=rtol, equal_nan=True):
+            err = np.max(np.abs(a - e))
+            raise AssertionError(f"check_grads: {what} mismatch in output {k} (max abs error "
+                                 f"{err:.3e}, atol={atol}, rtol={rtol}):\n  analytic:  {a}\n"
+                                 f"  numerical: {e}")
+
+
+def check_jvp(f, args, atol=None, rtol=None, eps=None, rng=None):
+    """Check `jvp(f)` against central differences in a random direction."""
+    rng = rng or np.random.default_rng(0)
+    atol, rtol, eps = _tol_eps(args, atol, rtol, eps)
+    tangents = _random_like(args, rng)
+    _, t_out = jvp(f, tuple(args), tuple(tangents))
+    _assert_close(_leaves(t_out), numerical_jvp(f, args, tangents, eps), atol, rtol, "JVP")
+
+
+def check_vjp(f, args, atol=None, rtol=None, eps=None, rng=None):
+    """Check `<vjp(f)(u), v> == <u, J v>` with J v from central differences."""
+    rng = rng or np.random.default_rng(1)
+    atol, rtol, eps = _tol_eps(args, atol, rtol, eps)
+    out, f_vjp = vjp(f, *args)
+    cts = _random_like(out, rng)
+    tangents = _random_like(args, rng)
+    ip = _inner(tangents, f_vjp(cts))
+    flat_ct = [np.asarray(_host(c), np.float64) for c in _leaves(cts)]
+    ip_expected = sum(float(np.sum(c * n)) for c, n in
+                      zip(flat_ct, numerical_jvp(f, args, tangents, eps)))
+    _assert_close([ip], [ip_expected], atol, rtol, "VJP")
+
+
+def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
+    """Check derivatives of `f` at `args` up to `order` against finite differences.
+
+    Args:
+      f: function of the positional `args` (arrays or pytrees of arrays).
+      args: tuple of arguments.
+      order: highest order of derivative to check (1 = first derivatives).
+      modes: any of "fwd" (jvp) and "rev" (vjp).
+      atol, rtol, eps: tolerances and finite-difference step; defaults by dtype
+        (float64: 1e-5 and 1e-4).
+
+    Raises AssertionError with both values on a mismatch.
+
+    Example:
+      check_grads(fnp.tanh, (x,), order=2)
+    """
+    args = tuple(args)
+    rng = np.random.default_rng(0)
+
+    def _check(f, args, order):
+        if "fwd" in modes:
+            check_jvp(f, args, atol, rtol, eps, rng)
+            if order > 1:
+                t = _random_like(args, rng)
+                _check(lambda *a: jvp(f, a, tuple(t))[1], args, order - 1)
+        if "rev" in modes:
+            check_vjp(f, args, atol, rtol, eps, rng)
+            if order > 1:
+                u = _random_like(f(*args), rng)
+                _check(lambda *a: vjp(f, *a)[1](u), args, order - 1)
+
+    _check(f, args, order)

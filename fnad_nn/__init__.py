@@ -1,0 +1,1 @@
+"""fnad_nn: stateless layers over parameter pytrees."""

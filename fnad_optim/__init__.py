@@ -1,0 +1,1 @@
+"""fnad_optim: optax-style optimizers and schedules."""
