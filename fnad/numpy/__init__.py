@@ -194,6 +194,7 @@ def size(a, axis=None):
     return int(_np.prod(s)) if axis is None else s[axis]
 
 
+from . import linalg as linalg  # noqa: E402
 from . import _methods  # noqa: E402
 
 _methods.install()

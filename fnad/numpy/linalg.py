@@ -1,0 +1,1 @@
+"""fnad.numpy.linalg: differentiable linear algebra (filled in by the linalg work)."""

@@ -1,0 +1,3 @@
+"""fnad.scipy: differentiable pieces of SciPy."""
+
+from . import special as special

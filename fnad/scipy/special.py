@@ -1,0 +1,1 @@
+"""fnad.scipy.special: differentiable special functions (filled in by the special-functions work)."""
