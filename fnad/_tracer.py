@@ -146,24 +146,59 @@ def bind_traced(prim, args, kwargs):
     return top.process(prim, args, kwargs)
 
 
-def primitive(impl, name=None, *, nondiff=False, multiple_results=False):
+def primitive(impl, name=None, *, nondiff=False, multiple_results=False, nin=None):
     """Wrap a backend function as a primitive; returns the public function.
 
-    The returned function calls `impl` directly when no positional argument is
-    a tracer, and carries the `Primitive` as its `.primitive` attribute.
+    The returned function calls `impl` directly when no positional argument is a
+    tracer, and carries the `Primitive` as its `.primitive` attribute. With `nin`
+    (1 or 2, for ufunc-like functions) the wrapper has a fixed positional signature
+    plus NumPy's `out`, `dtype` and `where` keywords, which keeps plain calls cheap.
     """
     prim = Primitive(name or impl.__name__, impl, nondiff=nondiff,
                      multiple_results=multiple_results)
-
-    def fun(*args, **kwargs):
-        for a in args:
-            if isinstance(a, Tracer):
-                return bind_traced(prim, args, kwargs)
-        return impl(*args, **kwargs)
+    if nin == 1:
+        fun = _unary_wrapper(prim, impl)
+    elif nin == 2:
+        fun = _binary_wrapper(prim, impl)
+    else:
+        def fun(*args, **kwargs):
+            for a in args:
+                if isinstance(a, Tracer):
+                    return bind_traced(prim, args, kwargs)
+            return impl(*args, **kwargs)
 
     fun.__name__ = prim.name
     fun.__qualname__ = prim.name
     fun.__doc__ = getattr(impl, "__doc__", None)
     fun.primitive = prim
     prim.fun = fun
+    return fun
+
+
+def _traced_ufunc_call(prim, args, out, dtype, where):
+    if out is not None or where is not True:
+        raise TypeError(f"{prim.name}: out= and where= are not supported on traced values "
+                        "(arrays are immutable under transforms); use the returned array and "
+                        "fnad.numpy.where instead.")
+    res = bind_traced(prim, args, {})
+    return res if dtype is None else res.astype(dtype)
+
+
+def _unary_wrapper(prim, impl):
+    def fun(x, /, *, out=None, dtype=None, where=True):
+        if isinstance(x, Tracer):
+            return _traced_ufunc_call(prim, (x,), out, dtype, where)
+        if out is None and dtype is None and where is True:
+            return impl(x)
+        return impl(x, out=out, dtype=dtype, where=where)
+    return fun
+
+
+def _binary_wrapper(prim, impl):
+    def fun(x, y, /, *, out=None, dtype=None, where=True):
+        if isinstance(x, Tracer) or isinstance(y, Tracer):
+            return _traced_ufunc_call(prim, (x, y), out, dtype, where)
+        if out is None and dtype is None and where is True:
+            return impl(x, y)
+        return impl(x, y, out=out, dtype=dtype, where=where)
     return fun

@@ -204,13 +204,14 @@ _def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda an
 
 # Ties share the gradient equally between both arguments, as PyTorch's maximum/minimum.
 def _select_weight(ans, win, tie):
-    return fnp.where(win, 1.0, fnp.where(tie, 0.5, 0.0)).astype(dtype_of(ans))
+    w = fnp.astype(win, dtype_of(ans))
+    return w + 0.5 * tie if tie.any() else w
 
 
-_def_binary(maximum, lambda ans, x, y: _select_weight(ans, x > y, x == y),
-                     lambda ans, x, y: _select_weight(ans, y > x, x == y))
-_def_binary(minimum, lambda ans, x, y: _select_weight(ans, x < y, x == y),
-                     lambda ans, x, y: _select_weight(ans, y < x, x == y))
+_def_binary(maximum, lambda ans, x, y: _select_weight(ans, fnp.greater(x, y), fnp.equal(x, y)),
+                     lambda ans, x, y: _select_weight(ans, fnp.less(x, y), fnp.equal(x, y)))
+_def_binary(minimum, lambda ans, x, y: _select_weight(ans, fnp.less(x, y), fnp.equal(x, y)),
+                     lambda ans, x, y: _select_weight(ans, fnp.greater(x, y), fnp.equal(x, y)))
 # fmax/fmin ignore NaNs: the non-NaN argument wins.
 _def_binary(fmax, lambda ans, x, y: _select_weight(ans, (x > y) | fnp.isnan(y), x == y),
                   lambda ans, x, y: _select_weight(ans, (y > x) | fnp.isnan(x), x == y))

@@ -10,6 +10,8 @@ __all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "
 
 def wrap(np_fun, name=None, **kw):
     """A primitive running `np_fun` (NumPy functions dispatch to CuPy for CuPy arrays)."""
+    if isinstance(np_fun, np.ufunc) and np_fun.nout == 1 and np_fun.nin in (1, 2):
+        kw.setdefault("nin", np_fun.nin)
     fun = primitive(np_fun, name or np_fun.__name__, **kw)
     if getattr(np_fun, "__doc__", None):
         fun.__doc__ = (f"fnad.numpy.{fun.__name__}: differentiable wrapper of "
