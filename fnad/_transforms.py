@@ -85,6 +85,8 @@ def vjp(fun, *primals, has_aux=False):
             if c_dtype != dtype and not (isinstance(c, (int, float)) and shape == ()):
                 raise ValueError(f"vjp function: cotangent {k} has dtype {c_dtype} but the output "
                                  f"has dtype {dtype}; cast it with .astype({dtype}).")
+            if isinstance(c, (int, float)):
+                c = np.asarray(c, dtype=dtype)
             if isinstance(o, RevTracer) and o._trace is trace:
                 seeds.append((o._idx, c))
         grads = backward(trace.tape, seeds)
@@ -172,7 +174,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
             raise TypeError(f"grad requires {name} to return a float scalar, but it returned "
                             f"dtype {dtype}; cast the output to a float dtype.")
         xp = array_module(getval(out))
-        g = f_vjp(1.0 if isinstance(out, float) else xp.ones((), dtype=dtype))
+        g = f_vjp(xp.ones((), dtype=dtype))
         g = g[0] if isinstance(argnums, int) else g
         return ((out, res[2]), g) if has_aux else (out, g)
 
