@@ -129,6 +129,16 @@ from ._elementwise import (  # noqa: E402
     isposinf as isposinf,
     nextafter as nextafter,
     spacing as spacing,
+    acos as acos,
+    asin as asin,
+    atan as atan,
+    atan2 as atan2,
+    acosh as acosh,
+    asinh as asinh,
+    atanh as atanh,
+    pow as pow,
+    bitwise_not as bitwise_not,
+    bitwise_invert as bitwise_invert,
 )
 from ._reductions import (  # noqa: E402
     sum as sum,
@@ -137,6 +147,26 @@ from ._reductions import (  # noqa: E402
     amin as amin,
     max as max,
     min as min,
+    prod as prod,
+    cumsum as cumsum,
+    cumprod as cumprod,
+    cumulative_sum as cumulative_sum,
+    cumulative_prod as cumulative_prod,
+    any as any,
+    all as all,
+    count_nonzero as count_nonzero,
+)
+from ._stats import (  # noqa: E402
+    var as var,
+    std as std,
+    average as average,
+    ptp as ptp,
+    nansum as nansum,
+    nanmean as nanmean,
+    nanmax as nanmax,
+    nanmin as nanmin,
+    nanvar as nanvar,
+    nanstd as nanstd,
 )
 from ._shape import (  # noqa: E402
     broadcast_to as broadcast_to,
@@ -149,11 +179,62 @@ from ._shape import (  # noqa: E402
     expand_dims as expand_dims,
     squeeze as squeeze,
     stack as stack,
+    moveaxis as moveaxis,
+    permute_dims as permute_dims,
+    matrix_transpose as matrix_transpose,
+    concat as concat,
+    broadcast_shapes as broadcast_shapes,
+    broadcast_arrays as broadcast_arrays,
+)
+from ._joining import (  # noqa: E402
+    atleast_1d as atleast_1d,
+    atleast_2d as atleast_2d,
+    atleast_3d as atleast_3d,
+    hstack as hstack,
+    vstack as vstack,
+    row_stack as row_stack,
+    dstack as dstack,
+    column_stack as column_stack,
+    split as split,
+    array_split as array_split,
+    hsplit as hsplit,
+    vsplit as vsplit,
+    dsplit as dsplit,
+    unstack as unstack,
+    append as append,
+)
+from ._rearrange import (  # noqa: E402
+    flip as flip,
+    fliplr as fliplr,
+    flipud as flipud,
+    rot90 as rot90,
+    roll as roll,
+    tile as tile,
+    repeat as repeat,
+    pad as pad,
+    diff as diff,
+    trapezoid as trapezoid,
+)
+from ._diag import (  # noqa: E402
+    diagonal as diagonal,
+    diag as diag,
+    diagflat as diagflat,
+    trace as trace,
 )
 from ._products import (  # noqa: E402
     matmul as matmul,
     dot as dot,
+    tensordot as tensordot,
+    inner as inner,
+    outer as outer,
+    kron as kron,
+    cross as cross,
+    vdot as vdot,
+    vecdot as vecdot,
+    matvec as matvec,
+    vecmat as vecmat,
 )
+from ._einsum import einsum as einsum  # noqa: E402
 from ._indexing import (  # noqa: E402
     getitem as getitem,
     index_add as index_add,
@@ -192,6 +273,18 @@ def size(a, axis=None):
     """Number of elements of `a` (along `axis` if given)."""
     s = shape(a)
     return int(_np.prod(s)) if axis is None else s[axis]
+
+
+def __getattr__(name):
+    # logsumexp lives in fnad.scipy.special (which imports this module), so it is looked
+    # up on first use rather than at import time.
+    if name == "logsumexp":
+        from ..scipy import special
+        fun = getattr(special, "logsumexp", None)
+        if fun is not None:
+            globals()["logsumexp"] = fun
+            return fun
+    raise AttributeError(f"module 'fnad.numpy' has no attribute {name!r}")
 
 
 from . import linalg as linalg  # noqa: E402

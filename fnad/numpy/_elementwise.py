@@ -269,3 +269,10 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError("where: either both or neither of x and y should be given.")
     return _where_p(condition, x, y)
+
+
+# NumPy 2 array-API aliases.
+acos, asin, atan, atan2 = arccos, arcsin, arctan, arctan2
+acosh, asinh, atanh, pow = arccosh, arcsinh, arctanh, power
+bitwise_not = invert  # noqa: F821 (defined in the non-differentiable loop above)
+bitwise_invert = invert  # noqa: F821

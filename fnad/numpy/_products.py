@@ -47,3 +47,103 @@ def dot(a, b, out=None):
     if ndim(a) <= 2 and ndim(b) <= 2:
         return matmul(a, b)
     return fnp.tensordot(a, b, axes=([ndim(a) - 1], [max(ndim(b) - 2, 0)]))
+
+
+def tensordot(a, b, axes=2):
+    """Sum products over the given axes (an int N: the last N of `a` with the first N of
+    `b`; or a pair of axis lists). Built from transpose, reshape and matmul."""
+    na, nb = ndim(a), ndim(b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        ax_a, ax_b = list(range(na - n, na)), list(range(n))
+    else:
+        ax_a, ax_b = axes
+        ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
+        ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+        ax_a, ax_b = [x % na for x in ax_a], [x % nb for x in ax_b]
+    sa, sb = shape(a), shape(b)
+    if len(ax_a) != len(ax_b) or any(sa[i] != sb[j] for i, j in zip(ax_a, ax_b)):
+        raise ValueError(f"tensordot: shape-mismatch for sum: axes {ax_a} of {sa} against "
+                         f"axes {ax_b} of {sb}.")
+    free_a = [i for i in range(na) if i not in ax_a]
+    free_b = [i for i in range(nb) if i not in ax_b]
+    k = int(np.prod([sa[i] for i in ax_a]))
+    at = fnp.reshape(fnp.transpose(a, free_a + ax_a), (-1, k))
+    bt = fnp.reshape(fnp.transpose(b, ax_b + free_b), (k, -1))
+    out_shape = tuple(sa[i] for i in free_a) + tuple(sb[i] for i in free_b)
+    return fnp.reshape(matmul(at, bt), out_shape)
+
+
+def inner(a, b):
+    """Inner product over the last axes (a product when either is 0-d)."""
+    if ndim(a) == 0 or ndim(b) == 0:
+        return fnp.multiply(a, b)
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+def outer(a, b, out=None):
+    """Outer product of the flattened inputs."""
+    if out is not None:
+        raise TypeError("fnad.numpy.outer: out= is not supported; use the returned array.")
+    return fnp.reshape(a, (-1, 1)) * fnp.reshape(b, (1, -1))
+
+
+def kron(a, b):
+    """Kronecker product (block matrix of a[i] * b)."""
+    sa, sb = shape(a), shape(b)
+    d = max(len(sa), len(sb))
+    sa, sb = (1,) * (d - len(sa)) + sa, (1,) * (d - len(sb)) + sb
+    x = fnp.reshape(a, tuple(v for n in sa for v in (n, 1)))
+    y = fnp.reshape(b, tuple(v for n in sb for v in (1, n)))
+    return fnp.reshape(x * y, tuple(m * n for m, n in zip(sa, sb)))
+
+
+def _mul(x, y):
+    return None if x is None or y is None else x * y
+
+
+def _sub(x, y):
+    if x is None:
+        return None if y is None else -y
+    return x if y is None else x - y
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 3-vectors (or 2-vectors, whose missing z is 0) along the given axes."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = fnp.moveaxis(a, axisa, -1)
+    b = fnp.moveaxis(b, axisb, -1)
+    na, nb = shape(a)[-1], shape(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError(f"cross: incompatible dimensions for cross product (dimension must be "
+                         f"2 or 3), got {na} and {nb}.")
+    ca = [a[..., i] if i < na else None for i in range(3)]
+    cb = [b[..., i] if i < nb else None for i in range(3)]
+    z = _sub(_mul(ca[0], cb[1]), _mul(ca[1], cb[0]))
+    if na == 2 and nb == 2:
+        return z
+    x = _sub(_mul(ca[1], cb[2]), _mul(ca[2], cb[1]))
+    y = _sub(_mul(ca[2], cb[0]), _mul(ca[0], cb[2]))
+    res = fnp.stack(fnp.broadcast_arrays(x, y, z), axis=-1)
+    return fnp.moveaxis(res, -1, axisc)
+
+
+def vdot(a, b):
+    """Dot product of the flattened inputs (the first is conjugated; real inputs only)."""
+    return matmul(fnp.conj(fnp.ravel(a)), fnp.ravel(b))
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Vector dot product over `axis`, broadcasting the others (NumPy 2)."""
+    return fnp.sum(fnp.conj(x1) * x2, axis=axis)
+
+
+def matvec(x1, x2, /):
+    """Matrix-vector product over the last axes, broadcasting the others (NumPy 2.2)."""
+    return matmul(x1, fnp.expand_dims(x2, -1))[..., 0]
+
+
+def vecmat(x1, x2, /):
+    """Vector-matrix product over the last axes, broadcasting the others (NumPy 2.2)."""
+    return matmul(fnp.expand_dims(fnp.conj(x1), -2), x2)[..., 0, :]

@@ -1,10 +1,18 @@
-"""Reductions and their rules: sum, mean, max/min (ties share the gradient)."""
+"""Reductions and their rules: sum, mean, prod, max/min, cumsum/cumprod, any/all.
+
+max/min/amax/amin share the gradient equally among tied maxima (PyTorch's amax/amin
+convention). prod and cumprod are exact at zeros: where an input holds a zero the
+"product of the others" is formed explicitly instead of dividing by the input.
+"""
+
+import builtins
 
 import numpy as np
 
 from .. import numpy as fnp
+from .._tracer import getval
 from ..extend import defjvp, defjvp_linear, defvjp
-from ._util import norm_axes, shape, wrap
+from ._util import dtype_of, ndim, norm_axes, shape, wrap, wrap_nondiff
 
 sum = wrap(np.sum)
 mean = wrap(np.mean)
@@ -12,6 +20,86 @@ amax = wrap(np.amax)
 amin = wrap(np.amin)
 max = wrap(np.max)
 min = wrap(np.min)
+any = wrap_nondiff(np.any, "any")
+all = wrap_nondiff(np.all, "all")
+count_nonzero = wrap_nondiff(np.count_nonzero, "count_nonzero")
+_prod_p = wrap(lambda a, axis=None, keepdims=False: np.prod(a, axis=axis, keepdims=keepdims),
+               "prod")
+_cumsum_p = wrap(lambda a, axis: np.cumsum(a, axis=axis), "cumsum")
+_cumprod_p = wrap(lambda a, axis: np.cumprod(a, axis=axis), "cumprod")
+
+
+def _no_out(fname, out):
+    if out is not None:
+        raise TypeError(f"fnad.numpy.{fname}: out= is not supported (arrays are immutable under "
+                        "transforms); use the returned array.")
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Product of elements over `axis` (NumPy semantics); exact gradients at zeros.
+
+    Example:
+      fnp.prod(x, axis=-1, keepdims=True)
+    """
+    _no_out("prod", out)
+    if dtype is not None:
+        a = fnp.astype(a, dtype)
+    elif dtype_of(a).kind in "biu":
+        a = fnp.asarray(a, dtype=np.result_type(dtype_of(a), np.int_))
+    if where is not None:
+        a = fnp.where(where, a, fnp.ones_like(a))
+    axis = None if axis is None else norm_axes(axis, ndim(a))
+    res = _prod_p(a, axis=axis, keepdims=bool(keepdims))
+    return res if initial is None else res * initial
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum along `axis` (of the flattened array when axis is None)."""
+    _no_out("cumsum", out)
+    if dtype is not None:
+        a = fnp.astype(a, dtype)
+    if axis is None:
+        a, axis = fnp.ravel(a), 0
+    return _cumsum_p(a, axis % builtins.max(ndim(a), 1))
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product along `axis`; exact gradients at zeros."""
+    _no_out("cumprod", out)
+    if dtype is not None:
+        a = fnp.astype(a, dtype)
+    if axis is None:
+        a, axis = fnp.ravel(a), 0
+    return _cumprod_p(a, axis % builtins.max(ndim(a), 1))
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """NumPy 2's array-API cumulative sum (`include_initial` prepends a zero)."""
+    if axis is None:
+        if ndim(x) > 1:
+            raise ValueError("cumulative_sum: axis must be given for arrays with ndim > 1.")
+        axis = 0
+    res = cumsum(x, axis=axis, dtype=dtype, out=out)
+    return _prepend(res, axis, 0) if include_initial else res
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """NumPy 2's array-API cumulative product (`include_initial` prepends a one)."""
+    if axis is None:
+        if ndim(x) > 1:
+            raise ValueError("cumulative_prod: axis must be given for arrays with ndim > 1.")
+        axis = 0
+    res = cumprod(x, axis=axis, dtype=dtype, out=out)
+    return _prepend(res, axis, 1) if include_initial else res
+
+
+def _prepend(res, axis, value):
+    s = list(shape(res))
+    s[axis] = 1
+    return fnp.concatenate([fnp.full(tuple(s), value, dtype=dtype_of(res)), res], axis=axis)
+
+
+# ----------------------------------------------------------------------------- sum, mean
 
 
 def _expand_reduced(g, x_shape, axis, keepdims):
@@ -34,6 +122,15 @@ def _vjp_mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw):
     return _vjp_sum(g, ans, x, axis, keepdims=keepdims) / n
 
 
+defvjp(sum, _vjp_sum)
+defjvp_linear(sum)
+defvjp(mean, _vjp_mean)
+defjvp_linear(mean)
+
+# ----------------------------------------------------------------------------- max, min
+# Ties share the gradient equally (PyTorch's amax/amin and full max()/min() reductions).
+
+
 def _vjp_extreme(g, ans, x, axis=None, out=None, keepdims=False, **kw):
     x_shape = shape(x)
     ans_b = _expand_reduced(ans, x_shape, axis, keepdims)
@@ -51,11 +148,88 @@ def _jvp_extreme(t, ans, x, axis=None, out=None, keepdims=False, **kw):
     return fnp.sum(fnp.where(hit, t, fnp.zeros_like(t)), axis=axis, keepdims=keepdims) / count
 
 
-defvjp(sum, _vjp_sum)
-defjvp_linear(sum)
-defvjp(mean, _vjp_mean)
-defjvp_linear(mean)
 for _f in (amax, amin, max, min):
     defvjp(_f, _vjp_extreme)
     defjvp(_f, _jvp_extreme)
 del _f
+
+# ----------------------------------------------------------------------------- prod
+
+
+def _others_last(x):
+    """For `x` of shape (..., n): out[..., i] = prod_{k != i} x[..., k], exact at zeros."""
+    n = shape(x)[-1]
+    if n == 1:
+        return fnp.ones_like(x)
+    off = ~np.eye(n, dtype=bool)
+    xx = fnp.where(off, fnp.expand_dims(x, -2), fnp.ones((), dtype_of(x)))
+    return fnp.prod(xx, axis=-1)
+
+
+def _prod_others(x, axis):
+    """d prod(x, axis) / dx: the product of the other reduced elements, shaped like `x`."""
+    xs = shape(x)
+    axes = norm_axes(axis, len(xs))
+    if not bool(np.any(getval(x) == 0)):
+        return fnp.prod(x, axis=axes, keepdims=True) / x
+    kept = [i for i in range(len(xs)) if i not in axes]
+    perm = kept + list(axes)
+    moved = fnp.transpose(x, perm)
+    flat = fnp.reshape(moved, tuple(xs[i] for i in kept) + (-1,))
+    others = fnp.reshape(_others_last(flat), shape(moved))
+    return fnp.transpose(others, tuple(np.argsort(perm)))
+
+
+def _vjp_prod(g, ans, x, axis=None, keepdims=False):
+    return _vjp_sum(g, ans, x, axis, keepdims=keepdims) * _prod_others(x, axis)
+
+
+def _jvp_prod(t, ans, x, axis=None, keepdims=False):
+    return fnp.sum(t * _prod_others(x, axis), axis=axis, keepdims=keepdims)
+
+
+defvjp(_prod_p, _vjp_prod)
+defjvp(_prod_p, _jvp_prod)
+
+# ----------------------------------------------------------------------------- cumsum, cumprod
+
+
+def _rev_cumsum(g, axis):
+    return fnp.flip(_cumsum_p(fnp.flip(g, axis), axis), axis)
+
+
+defvjp(_cumsum_p, lambda g, ans, a, axis: _rev_cumsum(g, axis))
+defjvp_linear(_cumsum_p)
+
+
+def _cumprod_matrix(x, axis):
+    """C[..., i, j] = prod_{k <= j, k != i} x[..., k] (x moved to the last axis), for zeros."""
+    xl = fnp.moveaxis(x, axis, -1)
+    n = shape(xl)[-1]
+    off = ~np.eye(n, dtype=bool)
+    xx = fnp.where(off, fnp.expand_dims(xl, -2), fnp.ones((), dtype_of(x)))
+    return _cumprod_p(xx, ndim(xx) - 1), n
+
+
+def _vjp_cumprod(g, ans, a, axis):
+    if not bool(np.any(getval(a) == 0)):
+        return _rev_cumsum(g * ans, axis) / a
+    c, n = _cumprod_matrix(a, axis)
+    upper = np.triu(np.ones((n, n), dtype=bool))  # j >= i
+    gl = fnp.expand_dims(fnp.moveaxis(g, axis, -1), -2)
+    res = fnp.sum(fnp.where(upper, c * gl, fnp.zeros((), dtype_of(c))), axis=-1)
+    return fnp.moveaxis(res, -1, axis)
+
+
+def _jvp_cumprod(t, ans, a, axis):
+    if not bool(np.any(getval(a) == 0)):
+        return ans * _cumsum_p(t / a, axis)
+    c, n = _cumprod_matrix(a, axis)
+    upper = np.triu(np.ones((n, n), dtype=bool))
+    tl = fnp.expand_dims(fnp.moveaxis(t, axis, -1), -1)
+    res = fnp.sum(fnp.where(upper, c * tl, fnp.zeros((), dtype_of(c))), axis=-2)
+    return fnp.moveaxis(res, -1, axis)
+
+
+defvjp(_cumprod_p, _vjp_cumprod)
+defjvp(_cumprod_p, _jvp_cumprod)

@@ -135,3 +135,44 @@ class _ConcatJVPs(dict):
 
 _concatenate_p.primitive.vjps = _ConcatVJPs()
 _concatenate_p.primitive.jvps = _ConcatJVPs()
+
+
+def moveaxis(a, source, destination):
+    """Move axes of `a` to new positions; the other axes keep their order."""
+    nd = ndim(a)
+    src = [s % nd for s in (source if isinstance(source, (tuple, list)) else (source,))]
+    dst = [d % nd for d in (destination if isinstance(destination, (tuple, list))
+                            else (destination,))]
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} must "
+                         "have the same number of elements.")
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def permute_dims(a, axes=None):
+    """NumPy 2's array-API name for `transpose`."""
+    return transpose(a, axes)
+
+
+def matrix_transpose(x):
+    """Swap the last two axes (NumPy 2)."""
+    if ndim(x) < 2:
+        raise ValueError(f"matrix_transpose: input must be at least 2-D, got shape {shape(x)}.")
+    return swapaxes(x, -1, -2)
+
+
+def concat(arrays, /, *, axis=0):
+    """NumPy 2's array-API name for `concatenate`."""
+    return concatenate(arrays, axis=axis)
+
+
+broadcast_shapes = np.broadcast_shapes
+
+
+def broadcast_arrays(*args, subok=False):
+    """The arguments broadcast against each other (a tuple, as NumPy 2 returns)."""
+    s = np.broadcast_shapes(*[shape(a) for a in args])
+    return tuple(a if shape(a) == s else broadcast_to(a, s) for a in args)

@@ -1,0 +1,118 @@
+"""einsum as one linear primitive per operand; its VJP is again an einsum.
+
+Subscripts are normalised once (ellipses expanded to spare letters, implicit output made
+explicit). The cotangent of operand k is an einsum of the output cotangent with the other
+operands; a label repeated within operand k (a diagonal, as in "ii->i") is restored with
+identity matrices, and a label summed only within operand k with a vector of ones.
+"""
+
+import string
+
+import numpy as np
+
+from .. import numpy as fnp
+from .._backend import array_module
+from .._tracer import getval
+from ..extend import defjvp_linear, defvjp
+from ._util import dtype_of, shape, wrap
+
+_MAX_OPERANDS = 32
+
+
+def _einsum(*operands, subscripts, optimize=False):
+    return np.einsum(subscripts, *operands, optimize=optimize)
+
+
+_einsum_p = wrap(_einsum, "einsum")
+
+
+def normalize_subscripts(subscripts, shapes):
+    """Explicit subscripts "ab,bc->ac" with ellipses replaced by spare letters."""
+    if not isinstance(subscripts, str):
+        raise TypeError("fnad.numpy.einsum: give the subscripts as a string (the interleaved "
+                        "operand/sublist form is not supported).")
+    s = subscripts.replace(" ", "")
+    ins, out = (s.split("->") + [None])[:2] if "->" in s else (s, None)
+    in_list = ins.split(",")
+    if len(in_list) != len(shapes):
+        raise ValueError(f"einsum: {len(in_list)} operand subscripts in {subscripts!r} but "
+                         f"{len(shapes)} operands.")
+    spare = [c for c in string.ascii_letters if c not in s]
+    ell_nd = 0
+    for sub, shp in zip(in_list, shapes):
+        if "..." in sub:
+            ell_nd = max(ell_nd, len(shp) - (len(sub) - 3))
+    ell = "".join(spare[:ell_nd])
+    expanded = []
+    for sub, shp in zip(in_list, shapes):
+        if "..." in sub:
+            k = len(shp) - (len(sub) - 3)
+            sub = sub.replace("...", ell[ell_nd - k:] if k else "")
+        if len(sub) != len(shp):
+            raise ValueError(f"einsum: subscripts {sub!r} don't match an operand of shape "
+                             f"{shp}.")
+        expanded.append(sub)
+    if out is None:
+        labels = "".join(expanded)
+        out = ell + "".join(sorted(c for c in set(labels) if labels.count(c) == 1
+                                   and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return ",".join(expanded) + "->" + out
+
+
+def einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
+    """Einstein summation (string subscripts, with ellipses, repeated labels and implicit
+    output), differentiable in every operand.
+
+    Example:
+      fnp.einsum("bij,bjk->bik", x, y)
+    """
+    if out is not None or kwargs:
+        raise TypeError("fnad.numpy.einsum: out=, dtype=, order= and casting= are not "
+                        "supported; cast the operands first.")
+    if len(operands) > _MAX_OPERANDS:
+        raise ValueError(f"fnad.numpy.einsum: at most {_MAX_OPERANDS} operands.")
+    norm = normalize_subscripts(subscripts, [shape(o) for o in operands])
+    return _einsum_p(*operands, subscripts=norm, optimize=optimize)
+
+
+def _vjp_rule(k):
+    def vjp(g, ans, *operands, subscripts, optimize=False):
+        ins, out = subscripts.split("->")
+        ins = ins.split(",")
+        sizes = {}
+        for sub, op in zip(ins, operands):
+            for c, n in zip(sub, shape(op)):
+                sizes[c] = max(sizes.get(c, 1), n)
+        xp = array_module(getval(g))
+        dt = dtype_of(g)
+        spare = iter(c for c in string.ascii_letters if c not in subscripts)
+        target, consts, const_subs = [], [], []
+        for c in ins[k]:
+            if c in target:
+                fresh = next(spare)
+                target.append(fresh)
+                consts.append(xp.eye(sizes[c], dtype=dt))
+                const_subs.append(c + fresh)
+            else:
+                target.append(c)
+        others = [sub for i, sub in enumerate(ins) if i != k]
+        avail = set(out).union(*others, *const_subs)
+        for c in dict.fromkeys(target):
+            if c not in avail:
+                consts.append(xp.ones(sizes[c], dtype=dt))
+                const_subs.append(c)
+        spec = ",".join([out] + others + const_subs) + "->" + "".join(target)
+        ops = [op for i, op in enumerate(operands) if i != k]
+        grad = _einsum_p(g, *ops, *consts, subscripts=spec, optimize=optimize)
+        xs = shape(operands[k])
+        axes = tuple(i for i, c in enumerate(ins[k]) if xs[i] == 1 and sizes[c] != 1)
+        return fnp.sum(grad, axis=axes, keepdims=True) if axes else grad
+    return vjp
+
+
+for _k in range(_MAX_OPERANDS):
+    defvjp(_einsum_p, _vjp_rule(_k), argnums=(_k,))
+defjvp_linear(_einsum_p, argnums=tuple(range(_MAX_OPERANDS)))
+del _k

@@ -1,0 +1,136 @@
+"""Statistics built from differentiable pieces: var, std, average, ptp, nan-reductions.
+
+These are compositions of primitives, so their derivatives (of any order) come from the
+rules of sum, mean, multiply, sqrt and where. Real inputs only.
+"""
+
+import numpy as np
+
+from .. import numpy as fnp
+from .._tracer import getval
+from ._util import dtype_of, ndim, norm_axes, shape
+
+
+def _no_out(fname, out):
+    if out is not None:
+        raise TypeError(f"fnad.numpy.{fname}: out= is not supported; use the returned array.")
+
+
+def _count(a, axis):
+    s = shape(a)
+    return int(np.prod([s[i] for i in norm_axes(axis, len(s))]))
+
+
+def _float(a):
+    return a if dtype_of(a).kind in "fc" else fnp.astype(a, np.float64)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
+    """Variance over `axis` with `ddof` (or NumPy 2's `correction`) degrees of freedom.
+
+    Example:
+      fnp.var(x, axis=0, ddof=1)
+    """
+    _no_out("var", out)
+    if where is not None:
+        raise NotImplementedError("fnad.numpy.var: where= is not supported; mask the input "
+                                  "with fnp.where and divide by the count yourself.")
+    if correction is not None:
+        ddof = correction
+    a = _float(a) if dtype is None else fnp.astype(a, dtype)
+    m = fnp.mean(a, axis=axis, keepdims=True) if mean is None else mean
+    d = a - m
+    n = _count(a, axis)
+    return fnp.sum(d * d, axis=axis, keepdims=keepdims) / builtin_max(n - ddof, 0)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
+    """Standard deviation over `axis` (sqrt of `var`; its gradient is infinite where the
+    spread is zero, as in NumPy's math and PyTorch)."""
+    return fnp.sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                        where=where, mean=mean, correction=correction))
+
+
+def builtin_max(a, b):
+    return a if a > b else b
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """Weighted mean over `axis`; differentiable in both `a` and `weights`.
+
+    1-D `weights` of the length of a single `axis` are aligned with that axis, as NumPy does.
+    """
+    a = _float(a)
+    if weights is None:
+        avg = fnp.mean(a, axis=axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        return avg, fnp.full(shape(avg), _count(a, axis) * 1.0, dtype=dtype_of(avg))
+    w = weights
+    if shape(w) != shape(a):
+        if axis is None or ndim(w) != 1 or isinstance(axis, (tuple, list)):
+            raise TypeError(f"average: weights of shape {shape(w)} differ from a's shape "
+                            f"{shape(a)}; give axis with 1-D weights, or weights shaped like a.")
+        ax = axis % ndim(a)
+        if shape(w)[0] != shape(a)[ax]:
+            raise ValueError(f"average: length of weights ({shape(w)[0]}) differs from a's "
+                             f"axis {axis} ({shape(a)[ax]}).")
+        w = fnp.reshape(w, tuple(shape(w)[0] if i == ax else 1 for i in range(ndim(a))))
+    wsum = fnp.sum(fnp.broadcast_to(w, shape(a)), axis=axis, keepdims=keepdims)
+    if np.any(getval(wsum) == 0):
+        raise ZeroDivisionError("average: weights sum to zero, can't be normalized.")
+    avg = fnp.sum(a * w, axis=axis, keepdims=keepdims) / wsum
+    return (avg, wsum) if returned else avg
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Range (max - min) over `axis`."""
+    _no_out("ptp", out)
+    return fnp.max(a, axis=axis, keepdims=keepdims) - fnp.min(a, axis=axis, keepdims=keepdims)
+
+
+def _nan_to(a, value):
+    return fnp.where(fnp.isnan(a), fnp.full((), value, dtype=dtype_of(a)), a)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Sum treating NaNs as zero; NaN positions get zero gradient."""
+    _no_out("nansum", out)
+    return fnp.sum(_nan_to(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Mean of the non-NaN elements."""
+    _no_out("nanmean", out)
+    n = fnp.sum(~fnp.isnan(a), axis=axis, keepdims=keepdims)
+    return nansum(a, axis=axis, dtype=dtype, keepdims=keepdims) / n
+
+
+def nanmax(a, axis=None, out=None, keepdims=False):
+    """Maximum ignoring NaNs."""
+    _no_out("nanmax", out)
+    return fnp.max(_nan_to(a, -np.inf), axis=axis, keepdims=keepdims)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False):
+    """Minimum ignoring NaNs."""
+    _no_out("nanmin", out)
+    return fnp.min(_nan_to(a, np.inf), axis=axis, keepdims=keepdims)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Variance of the non-NaN elements."""
+    _no_out("nanvar", out)
+    ok = ~fnp.isnan(a)
+    n = fnp.sum(ok, axis=axis, keepdims=True)
+    m = nansum(a, axis=axis, keepdims=True) / n
+    d = _nan_to(a - m, 0)
+    n2 = n if keepdims else fnp.sum(ok, axis=axis)
+    return fnp.sum(d * d, axis=axis, keepdims=keepdims) / (n2 - ddof)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Standard deviation of the non-NaN elements."""
+    return fnp.sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
