@@ -20,5 +20,10 @@ from ._jacobians import jacrev as jacrev  # noqa: E402
 from . import tree as tree  # noqa: E402
 from . import extend as extend  # noqa: E402
 from . import test_util as test_util  # noqa: E402
+from ._checkpoint import load as load  # noqa: E402
+from ._checkpoint import save as save  # noqa: E402
+from ._devices import device_put as device_put  # noqa: E402
+from ._devices import devices as devices  # noqa: E402
+from ._devices import to_numpy as to_numpy  # noqa: E402
 
 __version__ = "0.1.0"

@@ -9,22 +9,38 @@ import numpy as np
 
 from ._tracer import getval
 
-__all__ = ["array_module", "cupy_or_none", "is_cupy_array", "is_array", "asarray_like"]
+__all__ = ["array_module", "cupy_or_none", "is_cupy_array", "is_array", "asarray_like",
+           "gpu_unavailable_reason", "DeviceMismatchError", "mixed_device_error",
+           "find_mixed_devices", "describe_array"]
 
 _cupy = False  # not looked up yet
+_cupy_reason = None
 
 
 def cupy_or_none():
     """The `cupy` module if it imports and sees a GPU, else None."""
-    global _cupy
+    global _cupy, _cupy_reason
     if _cupy is False:
         try:
             import cupy
-            cupy.cuda.runtime.getDeviceCount()
-            _cupy = cupy
-        except Exception:
-            _cupy = None
+        except Exception as e:  # ImportError, or a broken CUDA install
+            _cupy, _cupy_reason = None, f"CuPy is not installed or does not import ({e})"
+            return None
+        try:
+            n = cupy.cuda.runtime.getDeviceCount()
+        except Exception as e:
+            _cupy, _cupy_reason = None, f"CuPy imports but finds no usable CUDA device ({e})"
+            return None
+        if n < 1:
+            _cupy, _cupy_reason = None, "CuPy imports but reports 0 CUDA devices"
+            return None
+        _cupy = cupy
     return _cupy
+
+
+def gpu_unavailable_reason():
+    """None when a GPU can be used, else a sentence saying why not."""
+    return None if cupy_or_none() is not None else _cupy_reason
 
 
 def is_cupy_array(x):
@@ -32,29 +48,70 @@ def is_cupy_array(x):
     return t.__module__.startswith("cupy") and t.__name__ == "ndarray"
 
 
+class DeviceMismatchError(ValueError):
+    """An operation received arrays that live on different devices (NumPy and CuPy)."""
+
+
+def describe_array(x):
+    """'a NumPy (cpu) float32 array of shape (3, 4)' style description of a backend array."""
+    if is_cupy_array(x):
+        dev = getattr(getattr(x, "device", None), "id", 0)
+        where = f"a CuPy (gpu:{dev})"
+    else:
+        where = "a NumPy (cpu)"
+    return f"{where} {x.dtype} array of shape {tuple(x.shape)}"
+
+
+def mixed_device_error(np_arr, cp_arr, op=None):
+    """The DeviceMismatchError for an operation `op` given a NumPy and a CuPy array."""
+    where = f"{op}: " if op else ""
+    return DeviceMismatchError(
+        f"{where}the operation mixes {describe_array(np_arr)} and {describe_array(cp_arr)}; "
+        "arrays must live on one device. Move them first with fnad.device_put(x, 'gpu') "
+        "(or fnad.device_put(x, 'cpu'), or fnad.to_numpy(x)).")
+
+
+def find_mixed_devices(args, kwargs=None):
+    """`(numpy_array, cupy_array)` if `args`/`kwargs` (one level of lists looked into) hold
+    both a NumPy array and a CuPy array, else None. NumPy scalars do not count."""
+    np_arr = cp_arr = None
+    vals = list(args) + (list(kwargs.values()) if kwargs else [])
+    for a in vals:
+        items = a if isinstance(a, (list, tuple)) else (a,)
+        for x in items:
+            x = getval(x)
+            if isinstance(x, np.ndarray):
+                np_arr = x if np_arr is None else np_arr
+            elif is_cupy_array(x):
+                cp_arr = x if cp_arr is None else cp_arr
+    if np_arr is not None and cp_arr is not None:
+        return np_arr, cp_arr
+    return None
+
+
 def array_module(*args):
     """`numpy` or `cupy`, by the arrays among `args` (tracers are looked through).
 
-    Mixing NumPy and CuPy arrays raises a ValueError that names both devices.
+    Mixing NumPy and CuPy arrays raises a DeviceMismatchError (a ValueError) that names
+    both devices and says how to move the arrays.
     """
     xp = None
+    first = None
     for a in args:
         a = getval(a)
         if is_cupy_array(a):
             if xp is np:
-                raise _mixed_error()
+                raise mixed_device_error(first, a)
+            if xp is None:
+                first = a
             xp = cupy_or_none()
-        elif isinstance(a, (np.ndarray, np.generic)):
+        elif isinstance(a, np.ndarray):
             if xp is not None and xp is not np:
-                raise _mixed_error()
+                raise mixed_device_error(a, first)
+            if xp is None:
+                first = a
             xp = np
     return np if xp is None else xp
-
-
-def _mixed_error():
-    return ValueError("an operation mixes a NumPy (cpu) array and a CuPy (gpu) array; move "
-                      "them to one device first with fnad.device_put(x, 'gpu') or "
-                      "fnad.device_put(x, 'cpu').")
 
 
 def is_array(x):
