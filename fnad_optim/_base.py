@@ -1,0 +1,239 @@
+"""The pieces every transform shares: GradientTransformation, chain, apply_updates, and the
+small helpers for hyperparameters (floats or schedules), step counters and checked tree maps.
+"""
+
+from typing import Any, Callable, NamedTuple
+
+import fnad
+import fnad.numpy as fnp
+from fnad.extend import Tracer
+
+__all__ = ["GradientTransformation", "EmptyState", "ScheduleState", "chain", "identity",
+           "apply_updates", "global_norm"]
+
+_INT32_MAX = 2**31 - 1
+
+
+class GradientTransformation(NamedTuple):
+    """A pair of pure functions: `init(params) -> state` and
+    `update(updates, state, params=None) -> (updates, state)`."""
+
+    init: Callable[[Any], Any]
+    update: Callable[..., Any]
+
+
+class EmptyState(NamedTuple):
+    """The state of a transform that keeps nothing."""
+
+
+class ScheduleState(NamedTuple):
+    """The state of an otherwise stateless transform whose hyperparameters are schedules."""
+
+    count: Any
+
+
+# ----------------------------------------------------------------------------- counters
+
+
+def zero_count():
+    """A fresh step counter: an int32 array of shape (), so checkpoints round-trip it."""
+    return fnp.zeros([], fnp.int32)
+
+
+def inc_count(count):
+    """`count + 1` as an int32 array of shape (), saturating instead of wrapping."""
+    return fnp.asarray(min(int(count) + 1, _INT32_MAX), dtype=fnp.int32)
+
+
+# ----------------------------------------------------------------------------- hyperparameters
+
+
+def as_scalar(v):
+    """A concrete size-1 hyperparameter as a Python float (weakly typed, so float32 leaves stay
+    float32 and any backend accepts it); traced or non-scalar values pass through."""
+    if isinstance(v, Tracer) or isinstance(v, (int, float)):
+        return v
+    if getattr(v, "size", 1) == 1:
+        return float(v)
+    return v
+
+
+def hyper(h, count):
+    """The value of hyperparameter `h` (a number or a schedule `count -> value`) at `count`."""
+    return as_scalar(h(count) if callable(h) else h)
+
+
+def _is_number(v):
+    return not callable(v) and not isinstance(v, Tracer) and getattr(v, "size", 1) == 1
+
+
+def check_nonneg(fname, name, v):
+    """Raise if the number `v` is negative (schedules and traced values are not checked)."""
+    if v is not None and _is_number(v) and not float(v) >= 0:
+        raise ValueError(f"{fname}: {name} must be >= 0, got {float(v)}; pass a non-negative "
+                         "number or a schedule.")
+
+
+def check_unit(fname, name, v):
+    """Raise unless the number `v` lies in [0, 1) (decay rates such as betas and momentum)."""
+    if v is not None and _is_number(v) and not 0 <= float(v) < 1:
+        raise ValueError(f"{fname}: {name} must be in [0, 1), got {float(v)}; typical values "
+                         "are 0.9 to 0.999.")
+
+
+# ----------------------------------------------------------------------------- trees
+
+
+def check_structures(fname, first, *others, names):
+    """Flatten `first` and `others`; raise a ValueError naming both structures on a mismatch.
+
+    Returns the leaves of each tree and the tree definition of `first`.
+    """
+    leaves, treedef = fnad.tree_flatten(first)
+    out = [leaves]
+    for name, other in zip(names[1:], others):
+        o_leaves, o_def = fnad.tree_flatten(other)
+        if o_def != treedef:
+            raise ValueError(
+                f"{fname}: {names[0]} and {name} have different pytree structures:\n"
+                f"  {names[0]}: {treedef}\n  {name}: {o_def}\n"
+                "They must come from the same params pytree; if the params changed, call "
+                "the optimizer's init on the new params.")
+        out.append(o_leaves)
+    return out, treedef
+
+
+def tree_map_checked(fname, f, tree, *others, names):
+    """`fnad.tree_map(f, tree, *others)` whose structure error names `fname` and the trees."""
+    all_leaves, treedef = check_structures(fname, tree, *others, names=names)
+    return treedef.unflatten([f(*xs) for xs in zip(*all_leaves)])
+
+
+def tree_zeros_like(tree):
+    return fnad.tree_map(fnp.zeros_like, tree)
+
+
+def tree_full_like(tree, value):
+    return fnad.tree_map(lambda x: fnp.full_like(x, value), tree)
+
+
+def require_params(fname, params):
+    if params is None:
+        raise ValueError(f"{fname}: this transform needs the params; call "
+                         "update(updates, state, params).")
+
+
+def cast_like(x, leaf):
+    """`x` with `leaf`'s dtype (so an array-valued factor never promotes a leaf)."""
+    if getattr(x, "dtype", None) is None or x.dtype == leaf.dtype:
+        return x
+    return fnp.astype(x, leaf.dtype)
+
+
+# ----------------------------------------------------------------------------- public
+
+
+def stateless(fname, fn, **hypers):
+    """A transform `updates -> fn(updates, params, **values)` with no state of its own.
+
+    If any hyperparameter is a schedule, the state is a `ScheduleState` holding the step count.
+    """
+    scheduled = any(callable(h) for h in hypers.values())
+
+    def init(params):
+        return ScheduleState(count=zero_count()) if scheduled else EmptyState()
+
+    def update(updates, state, params=None):
+        count = state.count if scheduled else 0
+        values = {k: hyper(h, count) for k, h in hypers.items()}
+        new_state = ScheduleState(count=inc_count(count)) if scheduled else state
+        return fn(updates, params, **values), new_state
+
+    update.__qualname__ = init.__qualname__ = fname
+    return GradientTransformation(init, update)
+
+
+def identity():
+    """The transform that leaves updates unchanged.
+
+    Returns:
+      A `GradientTransformation` with an `EmptyState`.
+
+    Example:
+      tx = identity()
+      updates, state = tx.update(grads, tx.init(params))
+    """
+    return GradientTransformation(lambda params: EmptyState(),
+                                  lambda updates, state, params=None: (updates, state))
+
+
+def chain(*transforms):
+    """Apply transforms one after another; the state is the tuple of their states.
+
+    Args:
+      *transforms: `GradientTransformation`s, applied left to right.
+
+    Returns:
+      A `GradientTransformation`.
+
+    Example:
+      tx = chain(clip_by_global_norm(1.0), scale_by_adam(), scale_by_learning_rate(1e-3))
+      state = tx.init(params)
+    """
+    for i, t in enumerate(transforms):
+        if not isinstance(t, GradientTransformation):
+            raise TypeError(f"chain: argument {i} is a {type(t).__name__}, not a "
+                            "GradientTransformation; build it with a transform such as "
+                            "fnad_optim.scale(0.1).")
+
+    def init(params):
+        return tuple(t.init(params) for t in transforms)
+
+    def update(updates, state, params=None):
+        if not isinstance(state, tuple) or len(state) != len(transforms):
+            raise ValueError(f"chain: expected a state tuple of {len(transforms)} inner states "
+                             f"(from this chain's init), got {type(state).__name__}.")
+        new_state = []
+        for t, s in zip(transforms, state):
+            updates, s = t.update(updates, s, params)
+            new_state.append(s)
+        return updates, tuple(new_state)
+
+    return GradientTransformation(init, update)
+
+
+def apply_updates(params, updates):
+    """Add `updates` to `params` leaf by leaf, keeping each param's dtype.
+
+    Args:
+      params: a pytree of arrays.
+      updates: a pytree of the same structure (from a transform's `update`).
+
+    Returns:
+      The new params.
+
+    Example:
+      updates, opt_state = opt.update(grads, opt_state, params)
+      params = apply_updates(params, updates)
+    """
+    return tree_map_checked("apply_updates", lambda p, u: cast_like(p + u, p), params, updates,
+                            names=("params", "updates"))
+
+
+def global_norm(updates):
+    """The L2 norm of all leaves together, as one would log the gradient norm.
+
+    Args:
+      updates: a pytree of arrays (e.g. grads).
+
+    Returns:
+      A scalar array.
+
+    Example:
+      print(f"grad norm {float(global_norm(grads)):.3f}")
+    """
+    leaves = fnad.tree_leaves(updates)
+    if not leaves:
+        return fnp.asarray(0.0)
+    total = sum(fnp.sum(fnp.square(x)) for x in leaves)
+    return fnp.sqrt(total)

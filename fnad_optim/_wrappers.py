@@ -1,0 +1,183 @@
+"""Transforms that wrap another: masking, gradient accumulation, the NaN/Inf guard."""
+
+from typing import Any, NamedTuple
+
+import fnad
+import fnad.numpy as fnp
+from fnad.extend import getval
+
+from ._base import (GradientTransformation, check_structures, inc_count, tree_zeros_like,
+                    zero_count)
+
+__all__ = ["masked", "multi_steps", "apply_if_finite", "MaskedState", "MultiStepsState",
+           "ApplyIfFiniteState"]
+
+
+class MaskedState(NamedTuple):
+    inner_state: Any
+
+
+class MultiStepsState(NamedTuple):
+    mini_step: Any
+    gradient_step: Any
+    inner_opt_state: Any
+    acc_grads: Any
+
+
+class ApplyIfFiniteState(NamedTuple):
+    notfinite_count: Any
+    last_finite: Any
+    total_notfinite: Any
+    inner_state: Any
+
+
+# ----------------------------------------------------------------------------- masked
+
+
+def masked(inner, mask):
+    """Apply `inner` only to the leaves where `mask` is True; the others pass unchanged.
+
+    The inner transform sees (and keeps state for) the selected leaves only, as a list.
+
+    Args:
+      inner: a `GradientTransformation`.
+      mask: a pytree of bools shaped like the params, or a function returning one from the
+        params (it is called on the updates in `update`, which have the same structure).
+
+    Returns:
+      A `GradientTransformation` with a `MaskedState`.
+
+    Example:
+      is_matrix = lambda p: fnad.tree_map(lambda x: x.ndim > 1, p)
+      tx = masked(add_decayed_weights(1e-2), is_matrix)
+    """
+    def flags_for(tree, what):
+        m = mask(tree) if callable(mask) else mask
+        (leaves, m_leaves), treedef = check_structures("masked", tree, m, names=(what, "mask"))
+        return leaves, [bool(b) for b in m_leaves], treedef
+
+    def init(params):
+        leaves, flags, _ = flags_for(params, "params")
+        return MaskedState(inner.init([x for x, f in zip(leaves, flags) if f]))
+
+    def update(updates, state, params=None):
+        leaves, flags, treedef = flags_for(updates, "updates")
+        chosen = [u for u, f in zip(leaves, flags) if f]
+        p_chosen = None
+        if params is not None:
+            _, p_leaves = check_structures("masked", updates, params,
+                                           names=("updates", "params"))[0]
+            p_chosen = [p for p, f in zip(p_leaves, flags) if f]
+        new, inner_state = inner.update(chosen, state.inner_state, p_chosen)
+        it = iter(new)
+        out = [next(it) if f else u for u, f in zip(leaves, flags)]
+        return treedef.unflatten(out), MaskedState(inner_state)
+
+    return GradientTransformation(init, update)
+
+
+# ----------------------------------------------------------------------------- accumulation
+
+
+def _every_k(every_k_schedule, gradient_step):
+    k = every_k_schedule(gradient_step) if callable(every_k_schedule) else every_k_schedule
+    if int(k) != k or int(k) < 1:
+        raise ValueError(f"multi_steps: every_k_schedule must give a whole number >= 1, got {k}.")
+    return int(k)
+
+
+def multi_steps(opt, every_k_schedule, use_grad_mean=True):
+    """Gradient accumulation: run `opt` once every k calls, on the mean (or sum) of the grads.
+
+    On the other calls the updates are zeros and `opt`'s state is left alone, so applying
+    them is a no-op. `state.mini_step == 0` after a call means `opt` has just stepped.
+
+    Args:
+      opt: the inner `GradientTransformation`.
+      every_k_schedule: k, or a function of the number of inner steps taken returning k.
+      use_grad_mean: average the accumulated grads (else sum them).
+
+    Returns:
+      A `GradientTransformation` with a `MultiStepsState`.
+
+    Example:
+      opt = multi_steps(adam(1e-3), every_k_schedule=4)
+      state = opt.init(params)
+    """
+    _every_k(every_k_schedule, 0)
+
+    def init(params):
+        return MultiStepsState(mini_step=zero_count(), gradient_step=zero_count(),
+                               inner_opt_state=opt.init(params),
+                               acc_grads=tree_zeros_like(params))
+
+    def update(updates, state, params=None):
+        n = int(state.mini_step) + 1
+        if use_grad_mean:
+            step = lambda a, g: a + (g - a) / n
+        else:
+            step = lambda a, g: a + g
+        (acc_leaves, g_leaves), treedef = check_structures(
+            "multi_steps", state.acc_grads, updates, names=("state.acc_grads", "updates"))
+        acc = treedef.unflatten([step(a, g) for a, g in zip(acc_leaves, g_leaves)])
+        if n < _every_k(every_k_schedule, state.gradient_step):
+            zeros = tree_zeros_like(updates)
+            return zeros, state._replace(mini_step=inc_count(state.mini_step), acc_grads=acc)
+        new_updates, inner_state = opt.update(acc, state.inner_opt_state, params)
+        return new_updates, MultiStepsState(mini_step=zero_count(),
+                                            gradient_step=inc_count(state.gradient_step),
+                                            inner_opt_state=inner_state,
+                                            acc_grads=tree_zeros_like(acc))
+
+    return GradientTransformation(init, update)
+
+
+# ----------------------------------------------------------------------------- NaN/Inf guard
+
+
+def all_finite(tree):
+    """True if no leaf holds a NaN or an Inf (a plain Python bool; no derivative)."""
+    return all(bool(fnp.isfinite(getval(x)).all()) for x in fnad.tree_leaves(tree))
+
+
+def apply_if_finite(inner, max_consecutive_errors=None):
+    """Skip steps whose updates hold a NaN or an Inf, and count them.
+
+    A skipped step returns zero updates and leaves `inner`'s state unchanged. The state
+    counts consecutive (`notfinite_count`) and total (`total_notfinite`) skips, for logging.
+    After more than `max_consecutive_errors` consecutive skips the update is applied anyway
+    (None: never).
+
+    Args:
+      inner: the `GradientTransformation` to guard (e.g. a whole optimizer).
+      max_consecutive_errors: optional limit, as above.
+
+    Returns:
+      A `GradientTransformation` with an `ApplyIfFiniteState`.
+
+    Example:
+      opt = apply_if_finite(adamw(1e-3), max_consecutive_errors=5)
+      print(int(opt_state.total_notfinite), "steps skipped")
+    """
+    def init(params):
+        return ApplyIfFiniteState(notfinite_count=zero_count(),
+                                  last_finite=fnp.asarray(True),
+                                  total_notfinite=zero_count(),
+                                  inner_state=inner.init(params))
+
+    def update(updates, state, params=None):
+        finite = all_finite(updates)
+        if finite:
+            notfinite, total = zero_count(), state.total_notfinite
+        else:
+            notfinite, total = inc_count(state.notfinite_count), inc_count(state.total_notfinite)
+        give_up = max_consecutive_errors is not None and int(notfinite) > max_consecutive_errors
+        if finite or give_up:
+            updates, inner_state = inner.update(updates, state.inner_state, params)
+        else:
+            updates, inner_state = tree_zeros_like(updates), state.inner_state
+        return updates, ApplyIfFiniteState(notfinite_count=notfinite,
+                                           last_finite=fnp.asarray(finite),
+                                           total_notfinite=total, inner_state=inner_state)
+
+    return GradientTransformation(init, update)
