@@ -22,15 +22,17 @@ import fnad.numpy as fnp
 N_CHAIN = 200
 
 
-def median_time(f, repeats, inner=1):
-    f()  # warm up
-    times = []
+def median_times(fns, repeats):
+    """Median seconds per call of each function, timed round-robin so drift hits all alike."""
+    for f in fns.values():
+        f()  # warm up
+    times = {k: [] for k in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
             f()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 # --------------------------------------------------------------------------- 1. op chain
@@ -154,7 +156,7 @@ def plain_chain(m, x):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--repeats", type=int, default=100)
     args = ap.parse_args()
     r = args.repeats
     try:
@@ -169,14 +171,13 @@ def main():
     x16 = rng.standard_normal(16)
     g_fnad = fnad.grad(chain_fnad)
     assert np.allclose(g_fnad(x16), chain_numpy_grad(x16))
-    t_fnad = median_time(lambda: g_fnad(x16), r)
-    t_np = median_time(lambda: chain_numpy_grad(x16), r)
-    line = {"workload": f"chain of {N_CHAIN} ops, per op (us)", "fnad": t_fnad / N_CHAIN * 1e6,
-            "numpy": t_np / N_CHAIN * 1e6}
+    fns = {"fnad": lambda: g_fnad(x16), "numpy": lambda: chain_numpy_grad(x16)}
     if torch is not None:
         xt = torch.tensor(x16)
         assert np.allclose(chain_torch(torch, xt).numpy(), chain_numpy_grad(x16))
-        line["torch"] = median_time(lambda: chain_torch(torch, xt), r) / N_CHAIN * 1e6
+        fns["torch"] = lambda: chain_torch(torch, xt)
+    line = {k: v / N_CHAIN * 1e6 for k, v in median_times(fns, r).items()}
+    line["workload"] = f"chain of {N_CHAIN} ops, per op (us)"
     rows.append(line)
 
     params = init_mlp(rng)
@@ -188,24 +189,23 @@ def main():
     assert np.allclose(loss_f, loss_n, rtol=1e-5)
     assert all(np.allclose(a["w"], b["w"], atol=1e-6) for a, b in zip(new_f, new_n))
     assert new_f[0]["w"].dtype == np.float32
-    t_fnad = median_time(lambda: mlp_step_fnad(params, x, y1h), r)
-    t_np = median_time(lambda: mlp_step_numpy(params, x, y1h), r)
-    line = {"workload": "MLP 784-256-256-10 step, b=128 f32 (ms)", "fnad": t_fnad * 1e3,
-            "numpy": t_np * 1e3}
+    fns = {"fnad": lambda: mlp_step_fnad(params, x, y1h),
+           "numpy": lambda: mlp_step_numpy(params, x, y1h)}
     if torch is not None:
-        tparams = [(torch.tensor(p["w"], requires_grad=True), torch.tensor(p["b"],
-                                                                           requires_grad=True))
-                   for p in params]
+        tparams = [(torch.tensor(p["w"], requires_grad=True),
+                    torch.tensor(p["b"], requires_grad=True)) for p in params]
         xt, yt = torch.tensor(x), torch.tensor(labels)
-        line["torch"] = median_time(lambda: mlp_step_torch(torch, tparams, xt, yt), r) * 1e3
+        fns["torch"] = lambda: mlp_step_torch(torch, tparams, xt, yt)
+    line = {k: v * 1e3 for k, v in median_times(fns, r).items()}
+    line["workload"] = "MLP 784-256-256-10 step, b=128 f32 (ms)"
     rows.append(line)
 
     xs = rng.standard_normal(16)
     assert np.allclose(plain_chain(fnp, xs), plain_chain(np, xs))
-    t_fnad = median_time(lambda: plain_chain(fnp, xs), r)
-    t_np = median_time(lambda: plain_chain(np, xs), r)
-    rows.append({"workload": "1000 plain fnad.numpy calls, per call (us)",
-                 "fnad": t_fnad / 1000 * 1e6, "numpy": t_np / 1000 * 1e6})
+    line = {k: v / 1000 * 1e6 for k, v in median_times(
+        {"fnad": lambda: plain_chain(fnp, xs), "numpy": lambda: plain_chain(np, xs)}, r).items()}
+    line["workload"] = "1000 plain fnad.numpy calls, per call (us)"
+    rows.append(line)
 
     print(f"{'workload':44s} {'fnad':>9s} {'numpy':>9s} {'torch':>9s} "
           f"{'fnad/torch':>10s} {'fnad/numpy':>10s}")

@@ -9,7 +9,7 @@ A `JVPTrace` pushes tangents forward through each primitive's JVP rules.
 """
 
 from ._backend import array_module
-from ._tracer import Trace, Tracer, getval
+from ._tracer import Trace, Tracer, bind_traced, getval
 
 __all__ = ["RevTrace", "RevTracer", "JVPTrace", "JVPTracer", "backward", "add_cotangents",
            "CustomNode", "zeros_like_value", "tracers_of"]
@@ -74,13 +74,19 @@ class RevTrace(Trace):
     def process(self, prim, args, kwargs):
         vals = []
         parents = []
+        outer = False
         for i, a in enumerate(args):
             if type(a) is RevTracer and a._trace is self:
-                vals.append(a._value)
+                a_val = a._value
+                vals.append(a_val)
                 parents.append((i, a._idx))
+                if isinstance(a_val, Tracer):
+                    outer = True
             else:
                 vals.append(a)
-        ans = prim.bind(*vals, **kwargs)
+                if isinstance(a, Tracer):
+                    outer = True
+        ans = bind_traced(prim, vals, kwargs) if outer else prim.impl(*vals, **kwargs)
         return self.record(prim, ans, vals, kwargs, parents)
 
     def record(self, prim, ans, vals, kwargs, parents):
@@ -157,13 +163,19 @@ class JVPTrace(Trace):
     def process(self, prim, args, kwargs):
         primals = []
         tangents = []
+        outer = False
         for i, a in enumerate(args):
             if type(a) is JVPTracer and a._trace is self:
-                primals.append(a._value)
+                a_val = a._value
+                primals.append(a_val)
                 tangents.append((i, a._tangent))
+                if isinstance(a_val, Tracer):
+                    outer = True
             else:
                 primals.append(a)
-        ans = prim.bind(*primals, **kwargs)
+                if isinstance(a, Tracer):
+                    outer = True
+        ans = bind_traced(prim, primals, kwargs) if outer else prim.impl(*primals, **kwargs)
         jvps = prim.jvps
         t_out = None
         for i, t in tangents:

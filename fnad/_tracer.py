@@ -175,18 +175,23 @@ def primitive(impl, name=None, *, nondiff=False, multiple_results=False, nin=Non
     return fun
 
 
+_NO_KWARGS = {}
+
+
 def _traced_ufunc_call(prim, args, out, dtype, where):
     if out is not None or where is not True:
         raise TypeError(f"{prim.name}: out= and where= are not supported on traced values "
                         "(arrays are immutable under transforms); use the returned array and "
                         "fnad.numpy.where instead.")
-    res = bind_traced(prim, args, {})
+    res = bind_traced(prim, args, _NO_KWARGS)
     return res if dtype is None else res.astype(dtype)
 
 
 def _unary_wrapper(prim, impl):
     def fun(x, /, *, out=None, dtype=None, where=True):
         if isinstance(x, Tracer):
+            if out is None and dtype is None and where is True and not prim.nondiff:
+                return x._trace.process(prim, (x,), _NO_KWARGS)
             return _traced_ufunc_call(prim, (x,), out, dtype, where)
         if out is None and dtype is None and where is True:
             return impl(x)

@@ -13,6 +13,7 @@ __all__ = ["register_pytree_node", "register_dataclass", "tree_flatten", "tree_u
            "tree_all", "tree_reduce", "tree_transpose"]
 
 _registry = {}
+_handlers = {}  # every type seen: its (flatten, unflatten) pair, or None for leaves
 
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func):
@@ -27,6 +28,7 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func):
       register_pytree_node(Point, lambda p: ((p.x, p.y), None), lambda _, c: Point(*c))
     """
     _registry[nodetype] = (flatten_func, unflatten_func)
+    _handlers[nodetype] = _registry[nodetype]
 
 
 def _sorted_keys(d):
@@ -60,17 +62,24 @@ def register_dataclass(cls):
     return cls
 
 
+def _namedtuple_handler(t):
+    return (lambda nt: (tuple(nt), None)), (lambda _, c: t(*c))
+
+
 def _node_handler(x):
     t = type(x)
+    try:
+        return _handlers[t]
+    except KeyError:
+        pass
     h = _registry.get(t)
-    if h is not None:
-        return h
-    if isinstance(x, tuple) and hasattr(t, "_fields"):  # namedtuple
-        return (lambda nt: (tuple(nt), None)), (lambda _, c, t=t: t(*c))
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+    if h is None and issubclass(t, tuple) and hasattr(t, "_fields"):
+        h = _namedtuple_handler(t)
+    elif h is None and dataclasses.is_dataclass(t):
         register_dataclass(t)
-        return _registry[t]
-    return None
+        h = _registry[t]
+    _handlers[t] = h
+    return h
 
 
 class PyTreeDef:
@@ -78,11 +87,13 @@ class PyTreeDef:
 
     __slots__ = ("node_type", "aux", "children", "num_leaves")
 
-    def __init__(self, node_type, aux, children):
+    def __init__(self, node_type, aux, children, num_leaves=None):
         self.node_type = node_type
         self.aux = aux
         self.children = children
-        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+        if num_leaves is None:
+            num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+        self.num_leaves = num_leaves
 
     def __eq__(self, other):
         return (isinstance(other, PyTreeDef) and self.node_type is other.node_type
@@ -131,13 +142,16 @@ def _flatten(x, is_leaf, leaves):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF
-    h = _node_handler(x)
+    h = _handlers.get(type(x), False)
+    if h is False:
+        h = _node_handler(x)
     if h is None:
         leaves.append(x)
         return _LEAF
+    start = len(leaves)
     children, aux = h[0](x)
-    node_type = type(x)
-    return PyTreeDef(node_type, aux, tuple(_flatten(c, is_leaf, leaves) for c in children))
+    kids = tuple([_flatten(c, is_leaf, leaves) for c in children])
+    return PyTreeDef(type(x), aux, kids, len(leaves) - start)
 
 
 def tree_flatten(tree, is_leaf=None):
@@ -155,13 +169,10 @@ def _unflatten(treedef, it):
     if treedef.node_type is None:
         return next(it)
     children = [_unflatten(c, it) for c in treedef.children]
-    t = treedef.node_type
-    h = _registry.get(t)
-    if h is not None:
-        return h[1](treedef.aux, children)
-    if issubclass(t, tuple):  # namedtuple
-        return t(*children)
-    raise TypeError(f"tree_unflatten: unregistered node type {t.__name__}")
+    h = _handlers.get(treedef.node_type)
+    if h is None:
+        raise TypeError(f"tree_unflatten: unregistered node type {treedef.node_type.__name__}")
+    return h[1](treedef.aux, children)
 
 
 def tree_unflatten(treedef, leaves):
