@@ -1,1 +1,50 @@
-"""fnad.numpy.linalg: differentiable linear algebra (filled in by the linalg work)."""
+"""fnad.numpy.linalg: differentiable linear algebra with `numpy.linalg`'s names and shapes.
+
+All functions are batched over leading axes as in NumPy and run NumPy/CuPy directly on
+plain arrays. Derivative rules (VJP and JVP) are written with fnad.numpy, so higher
+derivatives work. Assumptions: eigh/svd vector derivatives need distinct eigenvalues /
+singular values; det/slogdet/inv/solve need invertible matrices; cholesky/eigh give the
+symmetric gradient.
+"""
+
+from ._linalg import (
+    SlogdetResult as SlogdetResult,
+    cholesky as cholesky,
+    det as det,
+    inv as inv,
+    matrix_power as matrix_power,
+    multi_dot as multi_dot,
+    pinv as pinv,
+    slogdet as slogdet,
+    solve as solve,
+    tensorinv as tensorinv,
+    tensorsolve as tensorsolve,
+)
+from ._linalg_decomp import (
+    EighResult as EighResult,
+    QRResult as QRResult,
+    SVDResult as SVDResult,
+    eigh as eigh,
+    eigvalsh as eigvalsh,
+    qr as qr,
+    svd as svd,
+    svdvals as svdvals,
+)
+from ._linalg_norm import (
+    cond as cond,
+    matrix_norm as matrix_norm,
+    norm as norm,
+    vector_norm as vector_norm,
+)
+from ._linalg import mT as matrix_transpose  # noqa: F401
+from ._util import wrap_nondiff as _wrap_nondiff
+
+import numpy as _np
+
+LinAlgError = _np.linalg.LinAlgError
+matrix_rank = _wrap_nondiff(_np.linalg.matrix_rank, "matrix_rank")
+
+__all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
+           "matrix_rank", "matrix_transpose", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "vector_norm", "LinAlgError",
+           "EighResult", "QRResult", "SVDResult", "SlogdetResult"]

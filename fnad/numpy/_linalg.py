@@ -1,0 +1,403 @@
+"""Linear algebra primitives and their rules: inv, det, slogdet, solve, cholesky, pinv, and
+the compositions built on them (matrix_power, multi_dot, tensorsolve, tensorinv).
+
+Everything is batched over leading axes as in NumPy. Rules are written with `fnp` (and the
+primitives of this module), so they are differentiable again. Rules for symmetric inputs
+(cholesky, and eigh in `_linalg_decomp`) return the symmetric gradient, as PyTorch and JAX:
+NumPy reads only one triangle, so check such functions through a symmetrising wrapper.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import numpy as fnp
+from .._backend import array_module
+from .._tracer import Tracer
+from ..extend import defjvp, defvjp
+from ._util import dtype_of, ndim, shape, unbroadcast, wrap
+
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def any_traced(*args):
+    """True when any of `args` is a tracer (the wrappers then take the primitive path)."""
+    return any(isinstance(a, Tracer) for a in args)
+
+
+def mT(x):
+    """Swap the last two axes (matrix transpose of a stack)."""
+    return fnp.swapaxes(x, -1, -2)
+
+
+def sym(x):
+    """The symmetric part `(x + x^T) / 2` of a stack of square matrices."""
+    return (x + mT(x)) * 0.5
+
+
+def eye_like(n, x):
+    """A plain `n x n` identity on the backend and with the float dtype of `x`."""
+    return array_module(x).eye(n, dtype=float_dtype(x))
+
+
+def float_dtype(x):
+    """The dtype of `x`, promoted to float64 when it is not a float type (as NumPy linalg)."""
+    dt = np.dtype(dtype_of(x))
+    return dt if dt.kind in "fc" else np.dtype(np.float64)
+
+
+def diag_part(x):
+    """The diagonals `x[..., i, i]` of a stack of square matrices."""
+    return fnp.sum(x * eye_like(shape(x)[-1], x), axis=-1)
+
+
+def diag_embed(v):
+    """Square matrices with `v[..., i]` on their diagonals."""
+    return fnp.expand_dims(v, -1) * eye_like(shape(v)[-1], v)
+
+
+def is_zero(g):
+    """True when `g` is a plain array of zeros (an unused output of a multiple-result op)."""
+    return not isinstance(g, Tracer) and not bool(g.any())
+
+
+def check_square(a, fname):
+    s = shape(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"fnad.numpy.linalg.{fname}: expected a stack of square matrices "
+                         f"(shape (..., M, M)), got shape {s}; {fname} is only defined for "
+                         "square matrices (use pinv or lstsq-style solves for rectangular ones).")
+
+
+def check_matrix(a, fname):
+    if ndim(a) < 2:
+        raise ValueError(f"fnad.numpy.linalg.{fname}: expected an array of at least two "
+                         f"dimensions (shape (..., M, N)), got shape {shape(a)}.")
+
+
+# ----------------------------------------------------------------------------- primitives
+
+_inv_p = wrap(np.linalg.inv, "inv")
+_det_p = wrap(np.linalg.det, "det")
+_slogdet_p = wrap(lambda a: tuple(np.linalg.slogdet(a)), "slogdet", multiple_results=True)
+_solve_p = wrap(np.linalg.solve, "solve")
+_cholesky_p = wrap(lambda a: np.linalg.cholesky(a), "cholesky")
+
+
+def _pinv_impl(a, rcond=None, hermitian=False, rtol=None):
+    kw = {}
+    if rcond is not None:
+        kw["rcond"] = rcond
+    if hermitian:
+        kw["hermitian"] = True
+    if rtol is not None:
+        kw["rtol"] = rtol
+    return np.linalg.pinv(a, **kw)
+
+
+_pinv_p = wrap(_pinv_impl, "pinv")
+
+# ----------------------------------------------------------------------------- inv, det, slogdet
+
+defvjp(_inv_p, lambda g, ans, a: -fnp.matmul(mT(ans), fnp.matmul(g, mT(ans))))
+defjvp(_inv_p, lambda t, ans, a: -fnp.matmul(ans, fnp.matmul(t, ans)))
+
+# d det(A) = det(A) tr(A^{-1} dA); assumes A invertible.
+defvjp(_det_p, lambda g, ans, a: fnp.expand_dims(g * ans, (-1, -2)) * mT(inv(a)))
+defjvp(_det_p, lambda t, ans, a: ans * fnp.sum(mT(inv(a)) * t, axis=(-1, -2)))
+# sign is piecewise constant; only logabsdet carries a derivative.
+defvjp(_slogdet_p, lambda g, ans, a: fnp.expand_dims(g[1], (-1, -2)) * mT(inv(a)))
+defjvp(_slogdet_p, lambda t, ans, a: (None, fnp.sum(mT(inv(a)) * t, axis=(-1, -2))))
+
+# ----------------------------------------------------------------------------- solve
+# NumPy 2: b is a vector only when b.ndim == 1; otherwise a stack of (M, K) matrices.
+
+
+def _as_col(x, b):
+    return fnp.expand_dims(x, -1) if ndim(b) == 1 else x
+
+
+def _vjp_solve_a(g, ans, a, b):
+    gb = _solve_p(mT(a), _as_col(g, b))
+    return unbroadcast(-fnp.matmul(gb, mT(_as_col(ans, b))), shape(a))
+
+
+def _vjp_solve_b(g, ans, a, b):
+    gb = _solve_p(mT(a), _as_col(g, b))
+    return unbroadcast(gb[..., 0] if ndim(b) == 1 else gb, shape(b))
+
+
+def _jvp_solve_a(t, ans, a, b):
+    r = -_solve_p(a, fnp.matmul(t, _as_col(ans, b)))
+    return r[..., 0] if ndim(b) == 1 else r
+
+
+def _jvp_solve_b(t, ans, a, b):
+    r = _solve_p(a, t)
+    return r if shape(r) == shape(ans) else fnp.broadcast_to(r, shape(ans))
+
+
+defvjp(_solve_p, _vjp_solve_a, _vjp_solve_b)
+defjvp(_solve_p, _jvp_solve_a, _jvp_solve_b)
+
+# ----------------------------------------------------------------------------- cholesky
+# A = L L^T. With phi(X) = tril(X) with its diagonal halved:
+#   dL = L phi(L^{-1} dA_sym L^{-T}),   gA = sym(L^{-T} phi(L^T gL) L^{-1}).
+
+
+def _phi(x):
+    return fnp.tril(x, -1) + 0.5 * x * eye_like(shape(x)[-1], x)
+
+
+def _vjp_cholesky(g, ans, a):
+    y = _solve_p(mT(ans), _phi(fnp.matmul(mT(ans), g)))  # L^{-T} phi(L^T gL)
+    return sym(mT(_solve_p(mT(ans), mT(y))))             # (...) L^{-1}, symmetrised
+
+
+def _jvp_cholesky(t, ans, a):
+    x = _solve_p(ans, mT(_solve_p(ans, sym(t))))         # L^{-1} S L^{-T}
+    return fnp.matmul(ans, _phi(x))
+
+
+defvjp(_cholesky_p, _vjp_cholesky)
+defjvp(_cholesky_p, _jvp_cholesky)
+
+# ----------------------------------------------------------------------------- pinv
+# Golub & Pereyra: for A of locally constant rank, with P = pinv(A),
+#   dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P.
+
+
+def _vjp_pinv(g, ans, a, *args, **kw):
+    p, m, n = ans, shape(a)[-2], shape(a)[-1]
+    q = eye_like(m, a) - fnp.matmul(a, p)        # I - A P   (m x m)
+    r = eye_like(n, a) - fnp.matmul(p, a)        # I - P A   (n x n)
+    gt = mT(g)
+    return (-fnp.matmul(mT(p), fnp.matmul(g, mT(p)))
+            + fnp.matmul(q, fnp.matmul(gt, fnp.matmul(p, mT(p))))
+            + fnp.matmul(fnp.matmul(mT(p), p), fnp.matmul(gt, r)))
+
+
+def _jvp_pinv(t, ans, a, *args, **kw):
+    p, m, n = ans, shape(a)[-2], shape(a)[-1]
+    q = eye_like(m, a) - fnp.matmul(a, p)
+    r = eye_like(n, a) - fnp.matmul(p, a)
+    tt = mT(t)
+    return (-fnp.matmul(p, fnp.matmul(t, p))
+            + fnp.matmul(fnp.matmul(p, mT(p)), fnp.matmul(tt, q))
+            + fnp.matmul(r, fnp.matmul(tt, fnp.matmul(mT(p), p))))
+
+
+defvjp(_pinv_p, _vjp_pinv)
+defjvp(_pinv_p, _jvp_pinv)
+
+# ----------------------------------------------------------------------------- public functions
+
+
+def inv(a):
+    """Inverse of a (stack of) square matrices, as `numpy.linalg.inv`.
+
+    Args:
+      a: array of shape (..., M, M).
+    Returns:
+      the inverses, shape (..., M, M).
+
+    Example:
+      fnad.grad(lambda a: fnp.sum(fnp.linalg.inv(a)))(a)
+    """
+    check_square(a, "inv")
+    return _inv_p(a)
+
+
+def det(a):
+    """Determinant of a (stack of) square matrices, as `numpy.linalg.det`.
+
+    The derivative `det(a) inv(a)^T` assumes `a` is invertible.
+
+    Example:
+      fnad.grad(fnp.linalg.det)(np.eye(3))   # the identity
+    """
+    check_square(a, "det")
+    return _det_p(a)
+
+
+def slogdet(a):
+    """Sign and log of the absolute determinant, as `numpy.linalg.slogdet`.
+
+    Returns:
+      SlogdetResult(sign, logabsdet); only logabsdet carries a derivative (inv(a)^T).
+
+    Example:
+      sign, logdet = fnp.linalg.slogdet(a)
+    """
+    check_square(a, "slogdet")
+    return SlogdetResult(*_slogdet_p(a))
+
+
+def solve(a, b):
+    """Solve `a @ x = b` for x, as `numpy.linalg.solve` (NumPy 2 shapes).
+
+    Args:
+      a: shape (..., M, M).
+      b: shape (M,) (a vector) or (..., M, K); batch axes broadcast.
+    Returns:
+      x with the shape of the broadcast solution.
+
+    Example:
+      x = fnp.linalg.solve(a, b)
+    """
+    check_square(a, "solve")
+    m = shape(a)[-1]
+    sb = shape(b)
+    if ndim(b) == 0 or (ndim(b) == 1 and sb[0] != m) or (ndim(b) > 1 and sb[-2] != m):
+        raise ValueError(f"fnad.numpy.linalg.solve: b of shape {sb} does not match a of shape "
+                         f"{shape(a)}; b must have shape ({m},) or (..., {m}, K).")
+    return _solve_p(a, b)
+
+
+def cholesky(a, /, *, upper=False):
+    """Cholesky factor of a (stack of) symmetric positive-definite matrices.
+
+    As `numpy.linalg.cholesky`: the lower factor L with `a = L @ L.T` (the upper factor
+    `L.T` with upper=True). Only the lower (upper) triangle of `a` is read; the gradient is
+    the symmetric one (as PyTorch and JAX), i.e. that of `cholesky((a + a.T) / 2)`.
+
+    Example:
+      L = fnp.linalg.cholesky(x @ x.T + np.eye(3))
+    """
+    check_square(a, "cholesky")
+    if not any_traced(a):
+        return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
+    if upper:
+        return mT(_cholesky_p(mT(a)))
+    return _cholesky_p(a)
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    """Moore-Penrose pseudo-inverse, as `numpy.linalg.pinv`.
+
+    The derivative (Golub & Pereyra) holds where the rank of `a` is locally constant, i.e.
+    away from singular values at the cut-off.
+
+    Example:
+      p = fnp.linalg.pinv(a)   # a of shape (..., M, N) -> (..., N, M)
+    """
+    check_matrix(a, "pinv")
+    return _pinv_p(a, rcond, hermitian, rtol)
+
+
+def matrix_power(a, n):
+    """`a` raised to the integer power `n` by repeated squaring, as `numpy.linalg.matrix_power`.
+
+    Negative `n` inverts `a` first; `n == 0` gives identities (with no derivative).
+
+    Example:
+      fnp.linalg.matrix_power(a, 3)   # a @ a @ a
+    """
+    check_square(a, "matrix_power")
+    if not isinstance(n, (int, np.integer)):
+        raise TypeError(f"fnad.numpy.linalg.matrix_power: exponent must be an integer, got "
+                        f"{type(n).__name__}.")
+    if not any_traced(a):
+        return np.linalg.matrix_power(a, int(n))
+    n = int(n)
+    if n == 0:
+        return fnp.broadcast_to(eye_like(shape(a)[-1], a), shape(a))
+    if n < 0:
+        a, n = inv(a), -n
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else fnp.matmul(result, base)
+        n >>= 1
+        if n:
+            base = fnp.matmul(base, base)
+    return result
+
+
+def multi_dot(arrays, *, out=None):
+    """Chained matrix product of two or more arrays, as `numpy.linalg.multi_dot`.
+
+    The first array may be 1-D (a row vector) and the last 1-D (a column vector); the
+    others are 2-D. For three arrays the cheaper association is chosen, as NumPy does;
+    longer chains are multiplied left to right.
+
+    Example:
+      fnp.linalg.multi_dot([a, b, c])
+    """
+    if out is not None:
+        raise TypeError("fnad.numpy.linalg.multi_dot: out= is not supported; use the returned "
+                        "array.")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("fnad.numpy.linalg.multi_dot: expecting at least two arrays.")
+    if not any_traced(*arrays):
+        return np.linalg.multi_dot(arrays)
+    first_1d, last_1d = ndim(arrays[0]) == 1, ndim(arrays[-1]) == 1
+    if first_1d:
+        arrays[0] = fnp.expand_dims(arrays[0], 0)
+    if last_1d:
+        arrays[-1] = fnp.expand_dims(arrays[-1], -1)
+    for k, x in enumerate(arrays):
+        if ndim(x) != 2:
+            raise ValueError(f"fnad.numpy.linalg.multi_dot: array {k} has shape {shape(x)}; "
+                             "only the first and last arrays may be 1-D, the others must be "
+                             "2-D.")
+    if len(arrays) == 3:
+        (p0, p1), p2, p3 = shape(arrays[0]), shape(arrays[1])[1], shape(arrays[2])[1]
+        if p0 * p1 * p2 + p0 * p2 * p3 <= p1 * p2 * p3 + p0 * p1 * p3:
+            res = fnp.matmul(fnp.matmul(arrays[0], arrays[1]), arrays[2])
+        else:
+            res = fnp.matmul(arrays[0], fnp.matmul(arrays[1], arrays[2]))
+    else:
+        res = arrays[0]
+        for x in arrays[1:]:
+            res = fnp.matmul(res, x)
+    if first_1d:
+        res = res[0]
+    if last_1d:
+        res = res[..., 0]
+    return res
+
+
+def _prod(s):
+    return int(np.prod(s, dtype=np.int64))
+
+
+def tensorsolve(a, b, axes=None):
+    """Solve the tensor equation `tensordot(a, x, axes=x.ndim) == b` for x, as NumPy.
+
+    Example:
+      x = fnp.linalg.tensorsolve(a, b)   # a (2, 3, 6), b (2, 3) -> x (6,)
+    """
+    an = ndim(a)
+    if axes is not None:
+        perm = [k for k in range(an) if k not in [ax % an for ax in axes]]
+        perm += [ax % an for ax in axes]
+        a = fnp.transpose(a, perm)
+    x_shape = shape(a)[ndim(b):]
+    n = _prod(x_shape)
+    if _prod(shape(a)[:ndim(b)]) != n or shape(a)[:ndim(b)] != shape(b):
+        raise ValueError(f"fnad.numpy.linalg.tensorsolve: a of shape {shape(a)} and b of shape "
+                         f"{shape(b)} do not make a square system; a's leading axes must equal "
+                         "b's shape and have as many elements as its trailing axes.")
+    x = solve(fnp.reshape(a, (n, n)), fnp.reshape(b, (n,)))
+    return fnp.reshape(x, x_shape)
+
+
+def tensorinv(a, ind=2):
+    """The inverse of `a` for `tensordot(., ., ind)`, as `numpy.linalg.tensorinv`.
+
+    Example:
+      ainv = fnp.linalg.tensorinv(a, ind=2)   # a (4, 6, 8, 3) -> (8, 3, 4, 6)
+    """
+    if ind <= 0:
+        raise ValueError(f"fnad.numpy.linalg.tensorinv: ind must be a positive integer, "
+                         f"got {ind}.")
+    old = shape(a)
+    n_out, n_in = _prod(old[:ind]), _prod(old[ind:])
+    if n_out != n_in:
+        raise ValueError(f"fnad.numpy.linalg.tensorinv: a of shape {old} with ind={ind} is not "
+                         f"square ({n_out} vs {n_in} elements).")
+    return fnp.reshape(inv(fnp.reshape(a, (n_out, n_in))), old[ind:] + old[:ind])

@@ -1,0 +1,305 @@
+"""Matrix decompositions and their rules: eigh, eigvalsh, svd, svdvals, qr (real inputs).
+
+The eigenvector and singular-vector rules use the standard formulas, which assume
+distinct eigenvalues (eigh) and distinct, nonzero singular values (svd): with repeated
+values the vectors are not unique and their derivatives are infinite. Functions of the
+values alone (eigvalsh, svdvals, norm(.., 'nuc')) need no such assumption, and neither do
+eigh/svd when only their values are used.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import numpy as fnp
+from ..extend import defjvp, defvjp
+from ._linalg import any_traced, check_matrix, check_square, diag_embed, diag_part, eye_like
+from ._linalg import is_zero, mT, solve, sym
+from ._util import shape, wrap
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+
+_eigh_p = wrap(lambda a, UPLO="L": tuple(np.linalg.eigh(a, UPLO)), "eigh",
+               multiple_results=True)
+_eigvalsh_p = wrap(lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO), "eigvalsh")
+_svd_p = wrap(lambda a: tuple(np.linalg.svd(a, full_matrices=False)), "svd",
+              multiple_results=True)
+_svdvals_p = wrap(lambda a: np.linalg.svd(a, compute_uv=False), "svdvals")
+_qr_p = wrap(lambda a: tuple(np.linalg.qr(a)), "qr", multiple_results=True)
+
+
+def _gap_inverse(v):
+    """F[..., i, j] = 1 / (v[j] - v[i]) off the diagonal and 0 on it."""
+    e = fnp.expand_dims(v, -2) - fnp.expand_dims(v, -1)
+    one = eye_like(shape(v)[-1], v)
+    return (1 - one) / (e + one)
+
+
+def _scale_cols(x, v):
+    """x @ diag(v)."""
+    return x * fnp.expand_dims(v, -2)
+
+
+def _scale_rows(x, v):
+    """diag(v) @ x."""
+    return x * fnp.expand_dims(v, -1)
+
+
+# ----------------------------------------------------------------------------- eigh
+# A = V diag(w) V^T. With X = V^T dA_sym V and F = _gap_inverse(w):
+#   dw = diag(X),  dV = V (F o X);   gA = V (diag(gw) + F o skew(V^T gV)) V^T.
+
+
+def _vjp_eigh(g, ans, a, UPLO="L"):
+    gw, gv = g
+    w, v = ans
+    inner = diag_embed(gw)
+    if not is_zero(gv):
+        x = fnp.matmul(mT(v), gv)
+        inner = inner + _gap_inverse(w) * ((x - mT(x)) * 0.5)
+    return fnp.matmul(v, fnp.matmul(inner, mT(v)))
+
+
+def _jvp_eigh(t, ans, a, UPLO="L"):
+    w, v = ans
+    x = fnp.matmul(mT(v), fnp.matmul(sym(t), v))
+    return diag_part(x), fnp.matmul(v, _gap_inverse(w) * x)
+
+
+defvjp(_eigh_p, _vjp_eigh)
+defjvp(_eigh_p, _jvp_eigh)
+
+
+def _vjp_eigvalsh(g, ans, a, UPLO="L"):
+    v = _eigh_p(a, UPLO)[1]
+    return fnp.matmul(_scale_cols(v, g), mT(v))
+
+
+def _jvp_eigvalsh(t, ans, a, UPLO="L"):
+    v = _eigh_p(a, UPLO)[1]
+    return fnp.sum(v * fnp.matmul(sym(t), v), axis=-2)
+
+
+defvjp(_eigvalsh_p, _vjp_eigvalsh)
+defjvp(_eigvalsh_p, _jvp_eigvalsh)
+
+# ----------------------------------------------------------------------------- svd
+# Reduced SVD A = U diag(s) Vh, A of shape (m, n), k = min(m, n), V = Vh^T,
+# F[i, j] = 1 / (s_j^2 - s_i^2), P = U^T dA V:
+#   ds = diag(P)
+#   dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^{-1}        (second term when m > k)
+#   dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^{-1}      (second term when n > k)
+# and the transpose of that map for the VJP.
+
+
+def _vjp_svd(g, ans, a):
+    gu, gs, gvh = g
+    u, s, vh = ans
+    m, n = shape(a)[-2:]
+    k = min(m, n)
+    inner = diag_embed(gs)
+    use_u, use_v = not is_zero(gu), not is_zero(gvh)
+    if use_u or use_v:
+        f = _gap_inverse(s * s)
+    if use_u:
+        j = fnp.matmul(mT(u), gu)
+        inner = inner + _scale_cols(f * (j - mT(j)), s)
+    if use_v:
+        kk = fnp.matmul(vh, mT(gvh))
+        inner = inner + _scale_rows(f * (kk - mT(kk)), s)
+    ga = fnp.matmul(u, fnp.matmul(inner, vh))
+    if use_u and m > k:
+        proj = gu - fnp.matmul(u, fnp.matmul(mT(u), gu))
+        ga = ga + fnp.matmul(_scale_cols(proj, 1 / s), vh)
+    if use_v and n > k:
+        proj = gvh - fnp.matmul(fnp.matmul(gvh, mT(vh)), vh)
+        ga = ga + fnp.matmul(u, _scale_rows(proj, 1 / s))
+    return ga
+
+
+def _jvp_svd(t, ans, a):
+    u, s, vh = ans
+    m, n = shape(a)[-2:]
+    k = min(m, n)
+    v = mT(vh)
+    p = fnp.matmul(mT(u), fnp.matmul(t, v))
+    f = _gap_inverse(s * s)
+    du = fnp.matmul(u, f * (_scale_cols(p, s) + _scale_rows(mT(p), s)))
+    dv = fnp.matmul(v, f * (_scale_rows(p, s) + _scale_cols(mT(p), s)))
+    if m > k:
+        tv = fnp.matmul(t, v)
+        du = du + _scale_cols(tv - fnp.matmul(u, fnp.matmul(mT(u), tv)), 1 / s)
+    if n > k:
+        tu = fnp.matmul(mT(t), u)
+        dv = dv + _scale_cols(tu - fnp.matmul(v, fnp.matmul(vh, tu)), 1 / s)
+    return du, diag_part(p), mT(dv)
+
+
+defvjp(_svd_p, _vjp_svd)
+defjvp(_svd_p, _jvp_svd)
+
+
+def _vjp_svdvals(g, ans, a):
+    u, _, vh = _svd_p(a)
+    return fnp.matmul(_scale_cols(u, g), vh)
+
+
+def _jvp_svdvals(t, ans, a):
+    u, _, vh = _svd_p(a)
+    return fnp.sum(u * fnp.matmul(t, mT(vh)), axis=-2)
+
+
+defvjp(_svdvals_p, _vjp_svdvals)
+defjvp(_svdvals_p, _jvp_svdvals)
+
+# ----------------------------------------------------------------------------- qr
+# Reduced QR A = Q R. For m >= n (R square, invertible):
+#   C = Q^T dA R^{-1}, O = tril(C, -1) - tril(C, -1)^T,
+#   dQ = dA R^{-1} - Q C + Q O,  dR = (C - O) R;
+#   gA = (gQ + Q copyltu(M)) R^{-T},  M = R gR^T - gQ^T Q,
+# copyltu(M) the symmetric matrix with M's lower triangle. For m < n, A = [X | Y] with X
+# square: X = Q U is the square case and the rest of R is Q^T Y.
+
+
+def _copyltu(x):
+    low = fnp.tril(x, -1)
+    return low + mT(low) + x * eye_like(shape(x)[-1], x)
+
+
+def _right_solve_t(b, r):
+    """b R^{-T}, i.e. the solution of X R^T = b."""
+    return mT(solve(r, mT(b)))
+
+
+def _vjp_qr_tall(gq, gr, q, r):
+    m = fnp.matmul(r, mT(gr)) - fnp.matmul(mT(gq), q)
+    return _right_solve_t(gq + fnp.matmul(q, _copyltu(m)), r)
+
+
+def _jvp_qr_tall(t, q, r):
+    dar = mT(solve(mT(r), mT(t)))          # dA R^{-1}
+    c = fnp.matmul(mT(q), dar)
+    low = fnp.tril(c, -1)
+    o = low - mT(low)
+    return dar + fnp.matmul(q, o - c), fnp.matmul(c - o, r)
+
+
+def _vjp_qr(g, ans, a):
+    gq, gr = g
+    q, r = ans
+    m, n = shape(a)[-2:]
+    if m >= n:
+        return _vjp_qr_tall(gq, gr, q, r)
+    y = a[..., m:]
+    gu, gv = gr[..., :m], gr[..., m:]
+    gx = _vjp_qr_tall(gq + fnp.matmul(y, mT(gv)), gu, q, r[..., :m])
+    return fnp.concatenate([gx, fnp.matmul(q, gv)], axis=-1)
+
+
+def _jvp_qr(t, ans, a):
+    q, r = ans
+    m, n = shape(a)[-2:]
+    if m >= n:
+        return _jvp_qr_tall(t, q, r)
+    dq, du = _jvp_qr_tall(t[..., :m], q, r[..., :m])
+    dv = fnp.matmul(mT(dq), a[..., m:]) + fnp.matmul(mT(q), t[..., m:])
+    return dq, fnp.concatenate([du, dv], axis=-1)
+
+
+defvjp(_qr_p, _vjp_qr)
+defjvp(_qr_p, _jvp_qr)
+
+# ----------------------------------------------------------------------------- public functions
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices, as `numpy.linalg.eigh`.
+
+    Only the `UPLO` triangle of `a` is read; the gradient is the symmetric one (as PyTorch
+    and JAX). Eigenvector derivatives assume distinct eigenvalues.
+
+    Returns:
+      EighResult(eigenvalues, eigenvectors), shapes (..., M) and (..., M, M).
+
+    Example:
+      w, v = fnp.linalg.eigh(a)
+    """
+    check_square(a, "eigh")
+    return EighResult(*_eigh_p(a, UPLO))
+
+
+def eigvalsh(a, UPLO="L"):
+    """Eigenvalues (ascending) of symmetric matrices, as `numpy.linalg.eigvalsh`.
+
+    Example:
+      w = fnp.linalg.eigvalsh(a)
+    """
+    check_square(a, "eigvalsh")
+    return _eigvalsh_p(a, UPLO)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Singular value decomposition, as `numpy.linalg.svd`.
+
+    Gradients need the reduced factors: under a transform, pass full_matrices=False for
+    non-square matrices (the extra columns of U or V are not unique). Singular-vector
+    derivatives assume distinct, nonzero singular values.
+
+    Returns:
+      SVDResult(U, S, Vh), or only S when compute_uv is False.
+
+    Example:
+      u, s, vh = fnp.linalg.svd(a, full_matrices=False)
+    """
+    check_matrix(a, "svd")
+    if not any_traced(a):
+        kw = {"hermitian": True} if hermitian else {}
+        res = np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, **kw)
+        return SVDResult(*res) if compute_uv else res
+    if not compute_uv:
+        return _svdvals_p(a)
+    m, n = shape(a)[-2:]
+    if full_matrices and m != n:
+        raise ValueError(f"fnad.numpy.linalg.svd: differentiating svd of a non-square matrix "
+                         f"(shape {shape(a)}) needs full_matrices=False; the extra columns of "
+                         "U or V in the full decomposition are not unique.")
+    return SVDResult(*_svd_p(a))
+
+
+def svdvals(x, /):
+    """Singular values (descending), as `numpy.linalg.svdvals`.
+
+    Example:
+      s = fnp.linalg.svdvals(a)
+    """
+    check_matrix(x, "svdvals")
+    return _svdvals_p(x)
+
+
+def qr(a, mode="reduced"):
+    """QR decomposition, as `numpy.linalg.qr`.
+
+    Differentiable for mode 'reduced' and 'r' (and 'complete' when M <= N, where it is the
+    same); R must be invertible in its leading square block.
+
+    Returns:
+      QRResult(Q, R) for 'reduced'/'complete', R for 'r', (h, tau) for 'raw'.
+
+    Example:
+      q, r = fnp.linalg.qr(a)
+    """
+    check_matrix(a, "qr")
+    if not any_traced(a):
+        res = np.linalg.qr(a, mode=mode)
+        return QRResult(*res) if mode in ("reduced", "complete") else res
+    m, n = shape(a)[-2:]
+    if mode == "raw" or (mode == "complete" and m > n):
+        raise ValueError(f"fnad.numpy.linalg.qr: mode={mode!r} is not differentiable for shape "
+                         f"{shape(a)}; use mode='reduced' (or 'r').")
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"fnad.numpy.linalg.qr: unrecognized mode {mode!r}; use 'reduced', "
+                         "'complete', 'r' or 'raw'.")
+    q, r = _qr_p(a)
+    return r if mode == "r" else QRResult(q, r)

@@ -1,0 +1,180 @@
+"""Vector and matrix norms (norm, vector_norm, matrix_norm, cond) and their rules.
+
+The p-norms are one primitive whose gradient at a zero norm is 0 (PyTorch's subgradient)
+rather than NaN. The other orders are compositions of fnp reductions and `svdvals`.
+"""
+
+import numpy as np
+
+from .. import numpy as fnp
+from .._tracer import getval
+from ..extend import defjvp, defvjp
+from ._linalg import any_traced, check_matrix, inv
+from ._linalg_decomp import svdvals
+from ._util import ndim, norm_axes, shape, wrap
+
+
+def _pnorm_impl(x, p, axis=None, keepdims=False):
+    if p == 2:
+        return np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))
+    return np.sum(np.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+_pnorm_p = wrap(_pnorm_impl, "norm")
+
+
+def _expand(ans, x_shape, axis, keepdims):
+    if keepdims:
+        return ans
+    axes = norm_axes(axis, len(x_shape))
+    return fnp.reshape(ans, tuple(1 if i in axes else s for i, s in enumerate(x_shape)))
+
+
+def _pnorm_weight(ans, x, p, axis, keepdims):
+    """d norm / dx, with 0 where the norm is 0."""
+    a = _expand(ans, shape(x), axis, keepdims)
+    safe = fnp.where(a == 0, fnp.ones_like(a), a)
+    if p == 2:
+        return x / safe
+    return fnp.sign(x) * fnp.abs(x) ** (p - 1) / safe ** (p - 1)
+
+
+defvjp(_pnorm_p, lambda g, ans, x, p, axis=None, keepdims=False:
+       _expand(g, shape(x), axis, keepdims) * _pnorm_weight(ans, x, p, axis, keepdims))
+defjvp(_pnorm_p, lambda t, ans, x, p, axis=None, keepdims=False:
+       fnp.sum(t * _pnorm_weight(ans, x, p, axis, keepdims), axis=axis, keepdims=keepdims))
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    if ord is None or (not isinstance(ord, str) and ord == 2):
+        return _pnorm_p(x, 2, axis, keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"fnad.numpy.linalg.norm: invalid norm order {ord!r} for vectors; use "
+                         "a number, inf or -inf ('fro' and 'nuc' need a 2-D axis).")
+    if ord == np.inf:
+        return fnp.max(fnp.abs(x), axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return fnp.min(fnp.abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        count = np.sum(np.not_equal(getval(x), 0), axis=axis, keepdims=keepdims)
+        return count.astype(x.dtype)
+    if ord == 1:
+        return fnp.sum(fnp.abs(x), axis=axis, keepdims=keepdims)
+    return _pnorm_p(x, float(ord), axis, keepdims)
+
+
+def _to_last(x, r, c):
+    perm = [k for k in range(ndim(x)) if k not in (r, c)] + [r, c]
+    return fnp.transpose(x, perm)
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    r, c = axes
+    if r == c:
+        raise ValueError(f"fnad.numpy.linalg.norm: duplicate axes given ({axes}).")
+    if ord is None or ord == "fro":
+        res = _pnorm_p(x, 2, (r, c), False)
+    elif ord == "nuc":
+        res = fnp.sum(svdvals(_to_last(x, r, c)), axis=-1)
+    elif isinstance(ord, str):
+        res = None
+    elif ord in (2, -2):
+        s = svdvals(_to_last(x, r, c))
+        res = fnp.max(s, axis=-1) if ord == 2 else fnp.min(s, axis=-1)
+    elif ord in (1, -1):
+        red = fnp.max if ord == 1 else fnp.min
+        res = red(fnp.sum(fnp.abs(x), axis=r), axis=c - 1 if c > r else c)
+    elif ord in (np.inf, -np.inf):
+        red = fnp.max if ord == np.inf else fnp.min
+        res = red(fnp.sum(fnp.abs(x), axis=c), axis=r - 1 if r > c else r)
+    else:
+        res = None
+    if res is None:
+        raise ValueError(f"fnad.numpy.linalg.norm: invalid norm order {ord!r} for matrices; use "
+                         "None, 'fro', 'nuc', 1, -1, 2, -2, inf or -inf.")
+    return fnp.expand_dims(res, (r, c)) if keepdims else res
+
+
+def _axes(axis, nd, fname):
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    for a in axes:
+        if not -nd <= a < nd:
+            raise ValueError(f"fnad.numpy.linalg.{fname}: axis {a} is out of bounds for an "
+                             f"array of dimension {nd}.")
+    return tuple(int(a) % nd for a in axes)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Matrix or vector norm, as `numpy.linalg.norm`.
+
+    Args:
+      x: array. With axis=None it must be 1-D or 2-D unless ord is None (then the 2-norm of
+        the flattened array is returned).
+      ord: for vectors None/2, any p, inf, -inf, 0 (count of nonzeros, no derivative); for
+        matrices None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf.
+      axis: int (vector norms), pair of ints (matrix norms) or None.
+      keepdims: keep the reduced axes with size 1.
+
+    The gradient of a p-norm at 0 is 0 (a subgradient, as PyTorch), not NaN.
+
+    Example:
+      fnad.grad(fnp.linalg.norm)(np.zeros(3))   # array([0., 0., 0.])
+    """
+    if not any_traced(x):
+        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    nd = ndim(x)
+    if axis is None:
+        if ord is None:
+            return _pnorm_p(x, 2, None, keepdims)
+        if nd not in (1, 2):
+            raise ValueError(f"fnad.numpy.linalg.norm: with ord={ord!r} and axis=None the "
+                             f"input must be 1-D or 2-D, got shape {shape(x)}; pass axis.")
+        axis = tuple(range(nd))
+    axes = _axes(axis, nd, "norm")
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise ValueError(f"fnad.numpy.linalg.norm: axis must be an int or a pair of ints, got "
+                     f"{axis!r}; use vector_norm for norms over more axes.")
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """Vector norm over `axis` (all axes when None; a tuple reduces several), as NumPy 2.
+
+    Example:
+      fnp.linalg.vector_norm(x, axis=(0, 1))
+    """
+    if not any_traced(x):
+        return np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+    axes = None if axis is None else _axes(axis, ndim(x), "vector_norm")
+    return _vector_norm(x, ord, axes, keepdims)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """Matrix norm over the last two axes, as `numpy.linalg.matrix_norm`.
+
+    Example:
+      fnp.linalg.matrix_norm(a, ord="nuc")
+    """
+    check_matrix(x, "matrix_norm")
+    if not any_traced(x):
+        return np.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+    return _matrix_norm(x, ord, (ndim(x) - 2, ndim(x) - 1), keepdims)
+
+
+def cond(x, p=None):
+    """Condition number of a (stack of) matrices, as `numpy.linalg.cond`.
+
+    Example:
+      fnp.linalg.cond(a)   # largest over smallest singular value
+    """
+    check_matrix(x, "cond")
+    if not any_traced(x):
+        return np.linalg.cond(x, p)
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = svdvals(x)
+        ratio = s[..., 0] / s[..., -1]
+        return 1 / ratio if p == -2 else ratio
+    axes = (-2, -1)
+    return norm(x, p, axis=axes) * norm(inv(x), p, axis=axes)
