@@ -67,6 +67,8 @@ def _type_name(t):
 
 
 def _lookup_class(name, path):
+    if name in _BUILTIN_BY_NAME:
+        return _BUILTIN_BY_NAME[name]
     module, _, qual = name.partition(":")
     hint = ("pass like=<a pytree of the expected structure> to fnad.load, or import the "
             "module that defines it first")
