@@ -22,16 +22,24 @@ import fnad.numpy as fnp
 N_CHAIN = 200
 
 
-def median_times(fns, repeats):
-    """Median seconds per call of each function, timed round-robin so drift hits all alike."""
-    for f in fns.values():
-        f()  # warm up
+def median_times(fns, repeats, rounds=5, pause=0.3):
+    """Median seconds per call of each function.
+
+    Each function runs in blocks of `repeats // rounds` calls; blocks of the different
+    functions alternate for `rounds` rounds (so drift hits all alike), with a pause between
+    blocks so that one library's spinning worker threads (PyTorch's OpenMP pool, OpenBLAS)
+    are idle before the next library is timed.
+    """
+    per_block = max(1, repeats // rounds)
     times = {k: [] for k in fns}
-    for _ in range(repeats):
+    for _ in range(rounds):
         for k, f in fns.items():
-            t0 = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t0)
+            time.sleep(pause)
+            f()  # warm up
+            for _ in range(per_block):
+                t0 = time.perf_counter()
+                f()
+                times[k].append(time.perf_counter() - t0)
     return {k: statistics.median(v) for k, v in times.items()}
 
 

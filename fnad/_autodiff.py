@@ -87,7 +87,11 @@ class RevTrace(Trace):
                 if isinstance(a, Tracer):
                     outer = True
         ans = bind_traced(prim, vals, kwargs) if outer else prim.impl(*vals, **kwargs)
-        return self.record(prim, ans, vals, kwargs, parents)
+        if prim.multiple_results:
+            return self.record(prim, ans, vals, kwargs, parents)
+        tape = self.tape
+        tape.append((prim, ans, vals, kwargs, parents))
+        return RevTracer(ans, self, len(tape) - 1)
 
     def record(self, prim, ans, vals, kwargs, parents):
         tape = self.tape

@@ -54,8 +54,16 @@ def vjp(fun, *primals, has_aux=False):
       y, f_vjp = fnad.vjp(fnp.sin, x)
       (x_bar,) = f_vjp(fnp.ones_like(y))
     """
+    return _vjp(fun, primals, has_aux)
+
+
+def _vjp(fun, primals, has_aux, argnums=None):
+    """vjp; with `argnums` (the argument number of each primal) it is grad's and refuses
+    non-float inputs, naming the argument."""
     flat, in_tree = tree_flatten(primals)
     flat = [_as_input(x, "vjp", f"primal leaf {i}") for i, x in enumerate(flat)]
+    if argnums is not None:
+        _check_float_leaves(flat, in_tree, argnums)
     trace = RevTrace()
     boxed = [trace.new_input(x) if _is_float(x) else x for x in flat]
     out = fun(*tree_unflatten(in_tree, boxed))
@@ -125,14 +133,16 @@ def _argnums_tuple(argnums, nargs, fname):
     return tuple(a % nargs for a in nums)
 
 
-def _check_float_args(args, nums, fname):
-    for n in nums:
-        for leaf in tree_flatten(args[n])[0]:
-            v = getval(_as_input(leaf, fname, f"argument {n}"))
+def _check_float_leaves(flat, in_tree, argnums):
+    k = 0
+    for n, child in zip(argnums, in_tree.children):
+        for v in flat[k:k + child.num_leaves]:
+            v = getval(v)
             if v.dtype.kind not in "fc":
-                raise TypeError(f"{fname} requires real- or complex-valued inputs, but argument "
+                raise TypeError(f"grad requires real- or complex-valued inputs, but argument "
                                 f"{n} has dtype {v.dtype}; pass floats, e.g. x.astype(float), "
                                 "or leave it out of argnums.")
+        k += child.num_leaves
 
 
 def value_and_grad(fun, argnums=0, has_aux=False):
@@ -155,7 +165,6 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "grad")
-        _check_float_args(args, nums, "grad")
 
         def partial(*dyn):
             full = list(args)
@@ -163,7 +172,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
                 full[n] = d
             return fun(*full, **kwargs)
 
-        res = vjp(partial, *[args[n] for n in nums], has_aux=has_aux)
+        res = _vjp(partial, tuple(args[n] for n in nums), has_aux, nums)
         out, f_vjp = res[0], res[1]
         if not (isinstance(out, (Tracer, float)) or is_array(out)) or _shape_dtype(out)[0] != ():
             raise TypeError(f"grad requires {name} to return a scalar, but it returned "

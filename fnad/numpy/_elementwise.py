@@ -203,6 +203,7 @@ _def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda an
 
 
 # Ties share the gradient equally between both arguments, as PyTorch's maximum/minimum.
+# (np.heaviside would say this in one call but is ~20x slower than two comparisons.)
 def _select_weight(ans, win, tie):
     w = fnp.astype(win, dtype_of(ans))
     return w + 0.5 * tie if tie.any() else w
