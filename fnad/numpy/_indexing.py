@@ -102,10 +102,15 @@ def _vjp_index_mul_v(g, ans, x, idx, v):
 
 
 defvjp(index_mul, lambda g, ans, x, idx, v: index_mul(g, idx, v), None, _vjp_index_mul_v)
-defjvp(index_mul, lambda t, ans, x, idx, v: index_mul(t, idx, v),
-       None,
-       lambda t, ans, x, idx, v: index_set(fnp.zeros_like(ans), idx,
-                                           getitem(ans, idx) * t / v))
+def _jvp_index_mul_v(t, ans, x, idx, v):
+    # unique positions: x[idx] * t; repeated positions multiply several factors, so the
+    # tangents t / v of the factors landing on one position add up (times ans)
+    if _is_unique(idx):
+        return index_set(fnp.zeros_like(ans), idx, getitem(x, idx) * t)
+    return ans * index_add(fnp.zeros_like(ans), idx, t / v)
+
+
+defjvp(index_mul, lambda t, ans, x, idx, v: index_mul(t, idx, v), None, _jvp_index_mul_v)
 
 
 class _IndexUpdateRef:
