@@ -1,0 +1,93 @@
+"""Bad input: structure mismatches name both structures; bad hyperparameters raise early."""
+
+import numpy as np
+import pytest
+
+import fnad_optim as fo
+
+PARAMS = {"w": np.ones((2, 2)), "b": np.zeros(2)}
+OTHER = {"w": np.ones((2, 2)), "bias": np.zeros(2)}
+
+
+def test_apply_updates_structure_mismatch_names_both():
+    with pytest.raises(ValueError) as e:
+        fo.apply_updates(PARAMS, OTHER)
+    msg = str(e.value)
+    assert "apply_updates" in msg
+    assert "{'b': *, 'w': *}" in msg and "{'bias': *, 'w': *}" in msg
+
+
+@pytest.mark.parametrize("make", [lambda: fo.adam(0.1), lambda: fo.sgd(0.1, momentum=0.9),
+                                  lambda: fo.rmsprop(0.1), lambda: fo.adagrad(0.1),
+                                  lambda: fo.lion(0.1), lambda: fo.multi_steps(fo.sgd(0.1), 2)])
+def test_state_from_other_params_names_both(make):
+    opt = make()
+    state = opt.init(PARAMS)
+    with pytest.raises(ValueError) as e:
+        opt.update(OTHER, state, OTHER)
+    msg = str(e.value)
+    assert "'bias'" in msg and "'b'" in msg and "init" in msg
+
+
+def test_params_mismatching_updates_names_both():
+    opt = fo.adamw(0.1, weight_decay=0.1)
+    state = opt.init(PARAMS)
+    with pytest.raises(ValueError, match="add_decayed_weights: updates and params") as e:
+        opt.update(PARAMS, state, [np.ones((2, 2)), np.zeros(2)])
+    assert "[*, *]" in str(e.value)
+
+
+def test_mask_mismatch_names_both():
+    opt = fo.add_decayed_weights(0.1, mask={"w": True})
+    with pytest.raises(ValueError, match="masked: params and mask"):
+        opt.init(PARAMS)
+
+
+def test_transform_that_needs_params():
+    opt = fo.adamw(0.1)
+    with pytest.raises(ValueError, match="needs the params"):
+        opt.update(PARAMS, opt.init(PARAMS))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: fo.sgd(-0.1), lambda: fo.adam(-1e-3), lambda: fo.adamw(-1e-3),
+    lambda: fo.rmsprop(-1e-3), lambda: fo.adagrad(-1e-3), lambda: fo.lion(-1e-3),
+    lambda: fo.lamb(-1e-3), lambda: fo.scale_by_learning_rate(-1.0),
+], ids=["sgd", "adam", "adamw", "rmsprop", "adagrad", "lion", "lamb", "scale_by_lr"])
+def test_negative_learning_rate_raises(make):
+    with pytest.raises(ValueError, match="learning_rate must be >= 0"):
+        make()
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: fo.adam(0.1, b1=1.0), "adam: b1"), (lambda: fo.adam(0.1, b2=-0.1), "adam: b2"),
+    (lambda: fo.adamw(0.1, b1=1.5), "adamw: b1"), (lambda: fo.lamb(0.1, b2=1.0), "lamb: b2"),
+    (lambda: fo.lion(0.1, b1=-0.5), "lion: b1"), (lambda: fo.lion(0.1, b2=1.0), "lion: b2"),
+    (lambda: fo.sgd(0.1, momentum=1.0), "sgd: momentum"),
+    (lambda: fo.rmsprop(0.1, decay=1.0), "rmsprop: decay"),
+    (lambda: fo.rmsprop(0.1, momentum=2.0), "rmsprop: momentum"),
+    (lambda: fo.scale_by_adam(b1=float("nan")), "scale_by_adam: b1"),
+    (lambda: fo.trace(1.0), "trace: decay"),
+])
+def test_beta_outside_unit_interval_raises(make, name):
+    with pytest.raises(ValueError, match=rf"{name} must be in \[0, 1\)"):
+        make()
+
+
+def test_other_bad_arguments():
+    with pytest.raises(ValueError, match="adamw: weight_decay"):
+        fo.adamw(0.1, weight_decay=-1.0)
+    with pytest.raises(ValueError, match="sgd: nesterov=True needs a momentum"):
+        fo.sgd(0.1, nesterov=True)
+    with pytest.raises(ValueError, match="clip_by_global_norm: max_norm"):
+        fo.clip_by_global_norm(-1.0)
+    with pytest.raises(TypeError, match="chain: argument 1"):
+        fo.chain(fo.scale(1.0), 0.5)
+    with pytest.raises(TypeError, match="scale_by_schedule"):
+        fo.scale_by_schedule(0.1)
+
+
+def test_chain_state_from_another_chain():
+    opt = fo.chain(fo.scale(1.0), fo.scale(2.0))
+    with pytest.raises(ValueError, match="chain: expected a state tuple of 2"):
+        opt.update(PARAMS, (fo.EmptyState(),))
