@@ -1,0 +1,283 @@
+"""Scaled dot-product attention with masks, and multi-head self/cross-attention with optional
+rotary embeddings and a key/value cache."""
+
+import math
+
+import numpy as np
+
+import fnad.numpy as fnp
+from fnad._backend import array_module
+from fnad.extend import defjvp, defvjp, getval, primitive
+
+from . import _init
+from ._positional import rotary_embedding
+from ._util import shape_of, split_key
+
+__all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask",
+           "init_multi_head_attention", "multi_head_attention", "init_kv_cache"]
+
+
+# ----------------------------------------------------------------------------- masked softmax
+# Masked positions get probability exactly 0. A row with every position masked has no
+# distribution to normalise: we define its probabilities (and so its attention output and
+# every gradient through it) as 0, where a plain -inf softmax would give NaN.
+
+def _masked_softmax_impl(s, keep):
+    s = np.where(keep, s, -np.inf)
+    m = np.max(s, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(s - m)
+    d = np.sum(e, axis=-1, keepdims=True)
+    e /= np.where(d == 0, 1, d)
+    return e
+
+
+def _softmax_rule(g, ans, s, keep=None):
+    return ans * (g - fnp.sum(g * ans, axis=-1, keepdims=True))
+
+
+_masked_softmax = primitive(_masked_softmax_impl, "masked_softmax")
+defvjp(_masked_softmax, _softmax_rule)
+defjvp(_masked_softmax, _softmax_rule)  # symmetric Jacobian
+
+
+def causal_mask(t_q, t_k=None):
+    """Boolean mask `(t_q, t_k)`, True where query i may attend key j: `j <= i + t_k - t_q`
+    (aligned at the end, so queries appended to a cache see every earlier key).
+
+    Args:
+      t_q: number of queries.
+      t_k: number of keys (default t_q).
+
+    Returns:
+      A bool array `(t_q, t_k)`.
+
+    Example:
+      causal_mask(3)   # lower-triangular
+    """
+    t_k = t_q if t_k is None else t_k
+    return np.tri(t_q, t_k, t_k - t_q, dtype=bool)
+
+
+def padding_mask(ids, pad_id=0):
+    """Key-padding mask `(..., 1, 1, T)` from token ids `(..., T)`: True on real tokens.
+
+    Args:
+      ids: integer array `(..., T)`.
+      pad_id: the padding token.
+
+    Returns:
+      A bool array that broadcasts against attention scores `(..., H, T_q, T)`.
+
+    Example:
+      y = multi_head_attention(params, x, mask=padding_mask(src_ids, pad_id=0))
+    """
+    ids = getval(ids)
+    return (ids != pad_id)[..., None, None, :]
+
+
+def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None):
+    """`softmax(q k^T * scale + masks) v` over any leading batch (and head) axes.
+
+    Args:
+      q: queries `(..., T_q, D)`.
+      k: keys `(..., T_k, D)`.
+      v: values `(..., T_k, D_v)`.
+      mask: optional mask broadcastable to `(..., T_q, T_k)`: bool (True = may attend; masked
+        positions get probability exactly 0) or float (added to the scores).
+      causal: also apply `causal_mask(T_q, T_k)`.
+      scale: score scale, default `1 / sqrt(D)`.
+
+    Returns:
+      `(..., T_q, D_v)`. Rows whose keys are all masked produce zeros (and zero gradients).
+
+    Example:
+      out = scaled_dot_product_attention(q, k, v, causal=True)
+    """
+    d = shape_of(q)[-1]
+    t_q, t_k = shape_of(q)[-2], shape_of(k)[-2]
+    if shape_of(k)[-1] != d or shape_of(v)[-2] != t_k:
+        raise ValueError(f"scaled_dot_product_attention: q {shape_of(q)}, k {shape_of(k)} and v "
+                         f"{shape_of(v)} disagree; need q (..., T_q, D), k (..., T_k, D), "
+                         "v (..., T_k, D_v).")
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    scores = fnp.matmul(q, fnp.swapaxes(k, -1, -2))
+    scores = scores * getval(scores).dtype.type(scale)
+    keep = None
+    if mask is not None:
+        m = getval(mask)
+        xp = array_module(m)
+        m = xp.asarray(m)
+        if m.dtype == bool:
+            keep = m
+        else:
+            scores = scores + m
+    if causal:
+        c = causal_mask(t_q, t_k)
+        keep = c if keep is None else keep & c
+    if keep is None:
+        from ._activations import softmax
+        p = softmax(scores, axis=-1)
+    else:
+        p = _masked_softmax(scores, np.broadcast_to(keep, shape_of(scores)))
+    return fnp.matmul(p, v)
+
+
+# ----------------------------------------------------------------------------- multi-head
+
+def init_multi_head_attention(key, d_model, n_heads, *, d_context=None, d_head=None,
+                              d_out=None, bias=True, dtype=np.float32, w_init=None):
+    """Parameters of multi-head attention; the head count lives in the weights' shapes.
+
+    Defaults reproduce PyTorch's `nn.MultiheadAttention`: query/key/value weights
+    Xavier-uniform as one packed `(3E, E)` matrix (separate matrices when `d_context`
+    differs), zero biases, output weight `U(-1/sqrt(E), 1/sqrt(E))`, zero output bias.
+
+    Args:
+      key: a `fnad.random.PRNGKey`.
+      d_model: query input size (E).
+      n_heads: number of heads.
+      d_context: key/value input size for cross-attention (default d_model).
+      d_head: per-head size (default d_model // n_heads).
+      d_out: output size (default d_model).
+      bias: whether projections have biases.
+      dtype: parameter dtype.
+      w_init: optional initialiser for the four weights.
+
+    Returns:
+      `{"q", "k", "v": {"w": (d_in, H, d_head), "b": (H, d_head)},
+        "o": {"w": (H, d_head, d_out), "b": (d_out,)}}`.
+
+    Example:
+      params = init_multi_head_attention(fnad.random.PRNGKey(0), 128, 4)
+      y = multi_head_attention(params, x, causal=True)
+    """
+    d_context = d_model if d_context is None else d_context
+    if d_head is None:
+        if d_model % n_heads:
+            raise ValueError(f"init_multi_head_attention: d_model={d_model} is not divisible by "
+                             f"n_heads={n_heads}; pick another n_heads or pass d_head=.")
+        d_head = d_model // n_heads
+    d_out = d_model if d_out is None else d_out
+    inner = n_heads * d_head
+    kq, kk, kv, ko = split_key(key, 4)
+
+    def proj_w(k, d_in, fan_out):
+        if w_init is not None:
+            return w_init(k, (d_in, inner), dtype).reshape(d_in, n_heads, d_head)
+        bound = math.sqrt(6.0 / (d_in + fan_out))
+        return _init.uniform(k, (d_in, n_heads, d_head), dtype, low=-bound, high=bound)
+
+    packed = d_context == d_model and inner == d_model
+    params = {}
+    for name, k, d_in in (("q", kq, d_model), ("k", kk, d_context), ("v", kv, d_context)):
+        params[name] = {"w": proj_w(k, d_in, 3 * inner if packed else inner)}
+        if bias:
+            params[name]["b"] = np.zeros((n_heads, d_head), dtype)
+    wo = (w_init(ko, (inner, d_out), dtype) if w_init is not None else
+          _init.torch_default_uniform(ko, (inner, d_out), dtype, fan_in=inner))
+    params["o"] = {"w": wo.reshape(n_heads, d_head, d_out)}
+    if bias:
+        params["o"]["b"] = np.zeros((d_out,), dtype)
+    return params
+
+
+def init_kv_cache(batch_shape, n_heads, d_head, *, dtype=np.float32):
+    """An empty key/value cache for incremental decoding with `multi_head_attention`.
+
+    Args:
+      batch_shape: leading batch axes, e.g. `(B,)`.
+      n_heads, d_head: as in the attention parameters.
+      dtype: cache dtype.
+
+    Returns:
+      `{"k": (*batch_shape, H, 0, d_head), "v": (*batch_shape, H, 0, d_head)}`.
+
+    Example:
+      cache = init_kv_cache((B,), 4, 32)
+      y, cache = multi_head_attention(params, x_step, causal=True, kv_cache=cache)
+    """
+    shape = tuple(batch_shape) + (n_heads, 0, d_head)
+    return {"k": np.zeros(shape, dtype), "v": np.zeros(shape, dtype)}
+
+
+def _split_heads(p, x):
+    """Project `x (..., T, d_in)` with `p["w"] (d_in, H, Dh)` to `(..., H, T, Dh)`."""
+    w = p["w"]
+    d_in, h, dh = shape_of(w)
+    s = shape_of(x)
+    if s[-1] != d_in:
+        raise ValueError(f"multi_head_attention: input of shape {s} does not match a projection "
+                         f"from {d_in} features; check d_model/d_context of the parameters.")
+    y = fnp.matmul(fnp.reshape(x, (-1, d_in)), fnp.reshape(w, (d_in, h * dh)))
+    if "b" in p:
+        y = y + fnp.reshape(p["b"], (h * dh,))
+    y = fnp.reshape(y, s[:-1] + (h, dh))
+    return fnp.swapaxes(y, -2, -3)
+
+
+def _merge_heads(p, o):
+    """`o (..., H, T, Dh)` through `p["w"] (H, Dh, d_out)` to `(..., T, d_out)`."""
+    w = p["w"]
+    h, dh, d_out = shape_of(w)
+    o = fnp.swapaxes(o, -2, -3)
+    s = shape_of(o)
+    y = fnp.matmul(fnp.reshape(o, (-1, h * dh)), fnp.reshape(w, (h * dh, d_out)))
+    if "b" in p:
+        y = y + p["b"]
+    return fnp.reshape(y, s[:-2] + (d_out,))
+
+
+def _rope_pair(rope):
+    if rope is None:
+        return None, None
+    if isinstance(rope, (tuple, list)):
+        return rope[0], rope[1]
+    return rope, rope
+
+
+def multi_head_attention(params, x, context=None, *, mask=None, causal=False, rope=None,
+                         kv_cache=None):
+    """Multi-head attention: self-attention over `x`, or cross-attention from `x` to
+    `context`.
+
+    Args:
+      params: from `init_multi_head_attention`.
+      x: queries' input `(..., T, d_model)`.
+      context: keys'/values' input `(..., S, d_context)`; None for self-attention.
+      mask: optional mask broadcastable to `(..., H, T, S)` (bool: True = may attend, e.g.
+        `padding_mask(ids)`; float: added to the scores).
+      causal: apply a causal mask (aligned at the end when a cache holds earlier keys).
+      rope: optional `rotary_tables(...)` applied to queries and keys by their positions, or a
+        pair `(rope_q, rope_k)` (either may be None).
+      kv_cache: optional `{"k", "v"}` with earlier keys/values `(..., H, T0, Dh)`
+        (self-attention only); new keys are appended and positions start at T0.
+
+    Returns:
+      `(..., T, d_out)`; with `kv_cache`, the pair `(output, new_cache)`.
+
+    Example:
+      y = multi_head_attention(params, x, causal=True)
+      y = multi_head_attention(cross_params, x_dec, enc_out, mask=padding_mask(src_ids))
+    """
+    q = _split_heads(params["q"], x)
+    src = x if context is None else context
+    k = _split_heads(params["k"], src)
+    v = _split_heads(params["v"], src)
+    offset = 0
+    if kv_cache is not None:
+        if context is not None:
+            raise ValueError("multi_head_attention: kv_cache is for self-attention; for "
+                             "cross-attention compute the context keys once and reuse them.")
+        offset = shape_of(kv_cache["k"])[-2]
+    rope_q, rope_k = _rope_pair(rope)
+    if rope_q is not None:
+        q = rotary_embedding(q, rope_q, offset=offset)
+    if rope_k is not None:
+        k = rotary_embedding(k, rope_k, offset=offset)
+    if kv_cache is not None:
+        k = fnp.concatenate([kv_cache["k"], k], axis=-2)
+        v = fnp.concatenate([kv_cache["v"], v], axis=-2)
+    o = scaled_dot_product_attention(q, k, v, mask=mask, causal=causal)
+    y = _merge_heads(params["o"], o)
+    return (y, {"k": k, "v": v}) if kv_cache is not None else y

@@ -1,0 +1,32 @@
+"""Small helpers shared by the layer modules."""
+
+import numpy as np
+
+from fnad.extend import getval
+
+__all__ = ["split_key", "shape_of", "check_last_dim", "default_dtype"]
+
+default_dtype = np.float32
+
+
+def split_key(key, num):
+    """`num` independent keys from `key` (via fnad.random.split)."""
+    import fnad.random as random
+    return list(random.split(key, num))
+
+
+def shape_of(x):
+    return tuple(getattr(x, "shape", ()))
+
+
+def check_last_dim(fname, x, d, what="input"):
+    """Raise a ValueError naming `fname` unless `x.shape[-1] == d`."""
+    s = shape_of(x)
+    if not s or s[-1] != d:
+        raise ValueError(f"{fname}: the {what} has shape {s} but the parameters expect a last "
+                         f"axis of size {d}; reshape the {what} or initialise the layer with "
+                         f"d_in={s[-1] if s else None}.")
+
+
+def dtype_of(x):
+    return getval(x).dtype

@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fnad
+import fnad_nn as nn
+from fnad.test_util import check_grads
+from tests.nn.helpers import assert_close, parity, randn
+
+CASES = [
+    ("relu", nn.relu, F.relu),
+    ("leaky_relu", lambda x: nn.leaky_relu(x, 0.2), lambda x: F.leaky_relu(x, 0.2)),
+    ("gelu", nn.gelu, F.gelu),
+    ("gelu_tanh", lambda x: nn.gelu(x, approximate=True), lambda x: F.gelu(x, approximate="tanh")),
+    ("silu", nn.silu, F.silu),
+    ("sigmoid", nn.sigmoid, torch.sigmoid),
+    ("tanh", nn.tanh, torch.tanh),
+    ("softplus", nn.softplus, F.softplus),
+    ("softplus_beta", lambda x: nn.softplus(x, beta=2.0, threshold=5.0),
+     lambda x: F.softplus(x, beta=2.0, threshold=5.0)),
+    ("softmax", nn.softmax, lambda x: torch.softmax(x, -1)),
+    ("softmax_axis0", lambda x: nn.softmax(x, axis=0), lambda x: torch.softmax(x, 0)),
+    ("log_softmax", nn.log_softmax, lambda x: torch.log_softmax(x, -1)),
+]
+
+
+@pytest.mark.parametrize("name,f,tf", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 4)], ids=str)
+def test_torch_parity(name, f, tf, shape):
+    x = randn(*shape, seed=1, scale=3.0)
+    parity(lambda p, x: f(x), lambda p, x: tf(x), {}, x)
+
+
+@pytest.mark.parametrize("name,f,tf", CASES, ids=[c[0] for c in CASES])
+def test_check_grads(name, f, tf):
+    x = randn(2, 3, seed=2) + 0.1  # away from relu's kink
+    check_grads(f, (x,), order=2)
+
+
+def test_extreme_values_are_finite():
+    x = np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0])
+    for f in (nn.sigmoid, nn.softplus, nn.silu, nn.log_softmax, nn.softmax, nn.gelu):
+        y = f(x)
+        assert np.all(np.isfinite(y)), f
+    assert_close(nn.softplus(x), F.softplus(torch.tensor(x)))
+    assert_close(nn.log_softmax(x), torch.log_softmax(torch.tensor(x), -1))
+
+
+def test_gelu_exact_precise():
+    x = np.linspace(-10, 10, 2001)
+    assert_close(nn.gelu(x), F.gelu(torch.tensor(x)), tol=1e-14)
+    g = fnad.grad(lambda x: fnad.numpy.sum(nn.gelu(x)))(x)
+    t = torch.tensor(x, requires_grad=True)
+    F.gelu(t).sum().backward()
+    assert_close(g, t.grad, tol=1e-13)
+
+
+def test_one_hot():
+    y = nn.one_hot(np.array([[0, 2], [1, -100]]), 3)
+    assert y.dtype == np.float32 and y.shape == (2, 2, 3)
+    np.testing.assert_array_equal(y[0], [[1, 0, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(y[1, 1], [0, 0, 0])
+    ref = F.one_hot(torch.tensor([0, 2, 1]), 3).numpy()
+    np.testing.assert_array_equal(nn.one_hot(np.array([0, 2, 1]), 3, dtype=np.int64), ref)
+
+
+def test_float32_preserved():
+    x = np.ones((2, 3), np.float32)
+    for f in (nn.relu, nn.gelu, nn.silu, nn.sigmoid, nn.softplus, nn.softmax, nn.log_softmax,
+              lambda x: nn.gelu(x, approximate=True), nn.leaky_relu):
+        assert f(x).dtype == np.float32, f
