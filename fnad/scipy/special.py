@@ -1,1 +1,25 @@
-"""fnad.scipy.special: differentiable special functions (filled in by the special-functions work)."""
+"""fnad.scipy.special: differentiable special functions with `scipy.special`'s names.
+
+SciPy is not needed at run time: NumPy arrays use fnad's own kernels (accurate to about
+1e-15 in float64), CuPy arrays `cupyx.scipy.special`.
+"""
+
+from ._special import (
+    digamma as digamma,
+    erf as erf,
+    erfc as erfc,
+    erfinv as erfinv,
+    expit as expit,
+    gammaln as gammaln,
+    log_softmax as log_softmax,
+    logit as logit,
+    logsumexp as logsumexp,
+    polygamma as polygamma,
+    psi as psi,
+    softmax as softmax,
+    xlog1py as xlog1py,
+    xlogy as xlogy,
+)
+
+__all__ = ["digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "log_softmax", "logit",
+           "logsumexp", "polygamma", "psi", "softmax", "xlog1py", "xlogy"]

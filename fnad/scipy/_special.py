@@ -1,0 +1,250 @@
+"""Special functions as primitives, with rules written in fnad.numpy (so higher derivatives
+work). NumPy arrays use the kernels of `_special_math` (SciPy is not a run-time dependency);
+CuPy arrays go to `cupyx.scipy.special`."""
+
+import math
+
+import numpy as np
+
+from .. import numpy as fnp
+from .._backend import asarray_like, is_cupy_array
+from .._tracer import Tracer, getval
+from ..extend import defjvp, defvjp
+from ..numpy._util import norm_axes, shape, unbroadcast, wrap
+from . import _special_math as _m
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
+
+
+def _kernel(name, np_kernel):
+    """The backend function: `np_kernel` on NumPy values, cupyx.scipy.special's on CuPy."""
+    def impl(*args):
+        if any(is_cupy_array(a) for a in args):
+            import cupyx.scipy.special as cupy_special
+            return getattr(cupy_special, name)(*args)
+        return np_kernel(*args)
+    impl.__name__ = name
+    impl.__doc__ = np_kernel.__doc__
+    return impl
+
+
+def _arr(x):
+    return x if isinstance(x, Tracer) else asarray_like(x)
+
+
+def _bcast(r, ans):
+    return r if shape(r) == shape(ans) else fnp.broadcast_to(r, shape(ans))
+
+
+def _def_unary(f, d):
+    defvjp(f, lambda g, ans, x: g * d(ans, x))
+    defjvp(f, lambda t, ans, x: t * d(ans, x))
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+erf = wrap(_kernel("erf", _m.erf), "erf")
+erfc = wrap(_kernel("erfc", _m.erfc), "erfc")
+erfinv = wrap(_kernel("erfinv", _m.erfinv), "erfinv")
+gammaln = wrap(_kernel("gammaln", _m.gammaln), "gammaln")
+digamma = wrap(_kernel("digamma", _m.digamma), "digamma")
+psi = digamma
+polygamma = wrap(_kernel("polygamma", _m.polygamma), "polygamma")
+
+
+def _expit_impl(x):
+    e = np.exp(-np.abs(x))  # never overflows
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(e.dtype, copy=False)
+
+
+def _logit_impl(p):
+    with np.errstate(divide="ignore"):
+        return np.log(p) - np.log1p(-p)
+
+
+def _xlogy_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
+
+
+def _xlog1py_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log1p(y))
+
+
+expit = wrap(_expit_impl, "expit")
+logit = wrap(_logit_impl, "logit")
+xlogy = wrap(_xlogy_impl, "xlogy")
+xlog1py = wrap(_xlog1py_impl, "xlog1py")
+
+_DOCS = {
+    erf: "The error function 2/sqrt(pi) int_0^x exp(-t^2) dt, as scipy.special.erf.",
+    erfc: "The complementary error function 1 - erf(x) (accurate for large x).",
+    erfinv: "The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside).",
+    gammaln: "log|Gamma(x)|, as scipy.special.gammaln (inf at non-positive integers).",
+    digamma: "The digamma function d gammaln / dx, as scipy.special.digamma (alias psi).",
+    polygamma: "polygamma(n, x): the n-th derivative of digamma (n an integer, no derivative).",
+    expit: "The logistic sigmoid 1 / (1 + exp(-x)), computed without overflow.",
+    logit: "log(p / (1 - p)), the inverse of expit.",
+    xlogy: "x * log(y), 0 where x == 0 (unless y is NaN); its gradients vanish with x.",
+    xlog1py: "x * log1p(y), 0 where x == 0 (unless y is NaN); its gradients vanish with x.",
+}
+for _f, _doc in _DOCS.items():
+    _f.__doc__ = (f"{_doc}\n\nDifferentiable (VJP and JVP, any order); runs the NumPy kernel "
+                  "or cupyx.scipy.special directly on plain arrays.\n\nExample:\n  "
+                  f"fnad.grad(lambda x: fnp.sum(fnad.scipy.special.{_f.__name__}("
+                  + ("1, " if _f is polygamma else "") + "x)))(x)\n")
+del _f, _doc
+
+_def_unary(erf, lambda ans, x: _TWO_OVER_SQRT_PI * fnp.exp(-x * x))
+_def_unary(erfc, lambda ans, x: -_TWO_OVER_SQRT_PI * fnp.exp(-x * x))
+_def_unary(erfinv, lambda ans, x: _SQRT_PI_OVER_TWO * fnp.exp(ans * ans))
+_def_unary(gammaln, lambda ans, x: digamma(x))
+_def_unary(digamma, lambda ans, x: polygamma(1, x))
+_def_unary(expit, lambda ans, x: ans * (1 - ans))
+_def_unary(logit, lambda ans, x: 1 / (x * (1 - x)))
+# polygamma(n, x): n is an integer order and carries no derivative.
+defvjp(polygamma, None, lambda g, ans, n, x: unbroadcast(g * polygamma(n + 1, x), shape(x)))
+defjvp(polygamma, None, lambda t, ans, n, x: _bcast(t * polygamma(n + 1, x), ans))
+
+
+def _safe_where_x(x, v):
+    """v where x != 0, else 0 (the x log y terms vanish with x, as PyTorch's xlogy)."""
+    return fnp.where(x != 0, v, fnp.zeros_like(v))
+
+
+def _safe_div(x, y):
+    """x / y, taken as 0 where x == 0 (so xlogy(0, 0) has a zero gradient)."""
+    return _safe_where_x(x, x / fnp.where(x != 0, y, fnp.ones_like(y)))
+
+
+defvjp(xlogy, lambda g, ans, x, y: unbroadcast(g * _safe_where_x(x, fnp.log(y)), shape(x)),
+              lambda g, ans, x, y: unbroadcast(g * _safe_div(x, y), shape(y)))
+defjvp(xlogy, lambda t, ans, x, y: _bcast(t * _safe_where_x(x, fnp.log(y)), ans),
+              lambda t, ans, x, y: _bcast(t * _safe_div(x, y), ans))
+defvjp(xlog1py, lambda g, ans, x, y: unbroadcast(g * _safe_where_x(x, fnp.log1p(y)), shape(x)),
+                lambda g, ans, x, y: unbroadcast(g * _safe_div(x, 1 + y), shape(y)))
+defjvp(xlog1py, lambda t, ans, x, y: _bcast(t * _safe_where_x(x, fnp.log1p(y)), ans),
+                lambda t, ans, x, y: _bcast(t * _safe_div(x, 1 + y), ans))
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def _shift(a, axis):
+    """max(a) over `axis` (kept), with 0 where it is not finite: no inf - inf."""
+    m = np.max(a, axis=axis, keepdims=True)
+    return np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
+
+
+def _squeeze(x, axis):
+    return np.squeeze(x, axis=tuple(norm_axes(axis, x.ndim)))
+
+
+def _lse_impl(a, axis=None, keepdims=False):
+    m = _shift(a, axis)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else _squeeze(out, axis)[()]
+
+
+def _softmax_impl(x, axis=None):
+    e = np.exp(x - _shift(x, axis))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax_impl(x, axis=None):
+    shifted = x - _shift(x, axis)
+    with np.errstate(divide="ignore"):
+        return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+_lse_p = wrap(_lse_impl, "logsumexp")
+_softmax_p = wrap(_softmax_impl, "softmax")
+_log_softmax_p = wrap(_log_softmax_impl, "log_softmax")
+
+
+def _keep(v, x_shape, axis, keepdims):
+    """`v` reduced over `axis` of x_shape, with the reduced axes put back as size 1."""
+    if keepdims:
+        return v
+    axes = norm_axes(axis, len(x_shape))
+    return fnp.reshape(v, tuple(1 if i in axes else s for i, s in enumerate(x_shape)))
+
+
+def _lse_weight(ans, a, axis, keepdims):
+    """softmax(a) over `axis`; 0 (not NaN) where every entry is -inf."""
+    m = _keep(ans, shape(a), axis, keepdims)
+    return fnp.exp(a - fnp.where(m == -np.inf, fnp.zeros_like(m), m))
+
+
+defvjp(_lse_p, lambda g, ans, a, axis=None, keepdims=False:
+       _keep(g, shape(a), axis, keepdims) * _lse_weight(ans, a, axis, keepdims))
+defjvp(_lse_p, lambda t, ans, a, axis=None, keepdims=False:
+       fnp.sum(t * _lse_weight(ans, a, axis, keepdims), axis=axis, keepdims=keepdims))
+defvjp(_softmax_p, lambda g, ans, x, axis=None:
+       ans * (g - fnp.sum(g * ans, axis=axis, keepdims=True)))
+defjvp(_softmax_p, lambda t, ans, x, axis=None:
+       ans * (t - fnp.sum(t * ans, axis=axis, keepdims=True)))
+defvjp(_log_softmax_p, lambda g, ans, x, axis=None:
+       g - fnp.exp(ans) * fnp.sum(g, axis=axis, keepdims=True))
+defjvp(_log_softmax_p, lambda t, ans, x, axis=None:
+       t - fnp.sum(fnp.exp(ans) * t, axis=axis, keepdims=True))
+
+
+def _axis_arg(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) over `axis`, computed stably, as `scipy.special.logsumexp`.
+
+    Args:
+      a: array; entries may be -inf (they contribute nothing).
+      axis: None (all axes), an int or a tuple of ints.
+      b: optional scale factors broadcast against `a` (may be negative or 0).
+      keepdims: keep the reduced axes with size 1.
+      return_sign: also return the sign of the sum (then the result is log|sum|); without
+        it a negative sum gives NaN, as SciPy.
+
+    The gradient is softmax(a) (times b), 0 rather than NaN where all entries are -inf.
+
+    Example:
+      fnad.scipy.special.logsumexp(np.array([1e4, 1e4]))   # 1e4 + log(2)
+    """
+    a, axis = _arr(a), _axis_arg(axis)
+    if b is None and not return_sign:
+        return _lse_p(a, axis, keepdims)
+    b = fnp.ones_like(a) if b is None else _arr(b)
+    full = np.broadcast_shapes(shape(a), shape(b))
+    a = a if shape(a) == full else fnp.broadcast_to(a, full)
+    m = _shift(getval(a), axis)  # a constant shift: the result does not depend on it
+    s = fnp.sum(b * fnp.exp(a - m), axis=axis, keepdims=True)
+    sign = np.sign(getval(s))
+    with np.errstate(divide="ignore"):
+        out = fnp.log(fnp.abs(s)) + m
+    if not return_sign:
+        out = fnp.where(sign < 0, fnp.full_like(out, np.nan), out)
+    if not keepdims:
+        axes = norm_axes(axis, len(full))
+        out = fnp.squeeze(out, axes)
+        sign = np.squeeze(sign, axis=axes)
+    return (out, sign) if return_sign else out
+
+
+def softmax(x, axis=None):
+    """exp(x) / sum(exp(x)) over `axis` (all axes when None), as `scipy.special.softmax`.
+
+    Example:
+      fnad.scipy.special.softmax(np.array([1e4, 1e4]))   # [0.5, 0.5]
+    """
+    return _softmax_p(_arr(x), _axis_arg(axis))
+
+
+def log_softmax(x, axis=None):
+    """x - logsumexp(x) over `axis`, computed stably, as `scipy.special.log_softmax`.
+
+    Example:
+      fnad.scipy.special.log_softmax(np.array([0.0, -1e4]), axis=0)
+    """
+    return _log_softmax_p(_arr(x), _axis_arg(axis))
