@@ -95,23 +95,25 @@ def array_module(*args):
     Mixing NumPy and CuPy arrays raises a DeviceMismatchError (a ValueError) that names
     both devices and says how to move the arrays.
     """
-    xp = None
-    first = None
+    np_arr = cp_arr = None
     for a in args:
         a = getval(a)
         if is_cupy_array(a):
-            if xp is np:
-                raise mixed_device_error(first, a)
-            if xp is None:
-                first = a
-            xp = cupy_or_none()
+            if np_arr is not None:
+                raise mixed_device_error(np_arr, a)
+            cp_arr = a
         elif isinstance(a, np.ndarray):
-            if xp is not None and xp is not np:
-                raise mixed_device_error(a, first)
-            if xp is None:
-                first = a
-            xp = np
-    return np if xp is None else xp
+            if cp_arr is not None:
+                raise mixed_device_error(a, cp_arr)
+            np_arr = a
+    if cp_arr is not None:
+        return cupy_or_none() or _cupy_module_of(cp_arr)
+    return np
+
+
+def _cupy_module_of(x):
+    import cupy
+    return cupy
 
 
 def is_array(x):
