@@ -93,8 +93,13 @@ def _bcast(r, ans):
 
 
 def _def_unary(f, d):
-    defvjp(f, lambda g, ans, x, *a, **k: g * d(ans, x))
-    defjvp(f, lambda t, ans, x, *a, **k: t * d(ans, x))
+    def rule(g, ans, x, *a, **k):
+        # At the edge of a domain (sqrt, log, arcsin at their end points) the derivative is
+        # infinite, as in PyTorch; NumPy already warned about the forward value there.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return g * d(ans, x)
+    defvjp(f, rule)
+    defjvp(f, rule)
 
 
 def _def_binary(f, dx, dy):
@@ -213,11 +218,20 @@ _def_binary(maximum, lambda ans, x, y: _select_weight(ans, fnp.greater(x, y), fn
                      lambda ans, x, y: _select_weight(ans, fnp.less(x, y), fnp.equal(x, y)))
 _def_binary(minimum, lambda ans, x, y: _select_weight(ans, fnp.less(x, y), fnp.equal(x, y)),
                      lambda ans, x, y: _select_weight(ans, fnp.greater(x, y), fnp.equal(x, y)))
-# fmax/fmin ignore NaNs: the non-NaN argument wins.
-_def_binary(fmax, lambda ans, x, y: _select_weight(ans, (x > y) | fnp.isnan(y), x == y),
-                  lambda ans, x, y: _select_weight(ans, (y > x) | fnp.isnan(x), x == y))
-_def_binary(fmin, lambda ans, x, y: _select_weight(ans, (x < y) | fnp.isnan(y), x == y),
-                  lambda ans, x, y: _select_weight(ans, (y < x) | fnp.isnan(x), x == y))
+# fmax/fmin ignore NaNs: the non-NaN argument wins; on ties the first argument takes the
+# whole gradient (PyTorch's fmax/fmin).
+def _first_wins(ans, win):
+    return fnp.astype(win, dtype_of(ans))
+
+
+def _second_wins(ans, win):
+    return fnp.astype(~win, dtype_of(ans))
+
+
+_def_binary(fmax, lambda ans, x, y: _first_wins(ans, (x >= y) | fnp.isnan(y)),
+                  lambda ans, x, y: _second_wins(ans, (x >= y) | fnp.isnan(y)))
+_def_binary(fmin, lambda ans, x, y: _first_wins(ans, (x <= y) | fnp.isnan(y)),
+                  lambda ans, x, y: _second_wins(ans, (x <= y) | fnp.isnan(y)))
 
 
 # where(cond, x, y): the condition carries no derivative.
