@@ -255,3 +255,7 @@ REDUCTIONS += [
 from tests.numpy.cases_shape import INDEXING, PRODUCTS, SHAPE  # noqa: E402
 
 CASES = ELEMENTWISE + REDUCTIONS + SHAPE + PRODUCTS + INDEXING
+
+if hasattr(fnp, "logsumexp"):
+    CASES += reduction("logsumexp", _tred(torch.logsumexp) if torch else None,
+                       shapes=[(3,), (2, 3), (2, 1, 3)])
