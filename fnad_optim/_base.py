@@ -125,7 +125,8 @@ def require_params(fname, params):
 
 def cast_like(x, leaf):
     """`x` with `leaf`'s dtype (so an array-valued factor never promotes a leaf)."""
-    if getattr(x, "dtype", None) is None or x.dtype == leaf.dtype:
+    dtype = getattr(leaf, "dtype", None)
+    if dtype is None or getattr(x, "dtype", dtype) == dtype:
         return x
     return fnp.astype(x, leaf.dtype)
 

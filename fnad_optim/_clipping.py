@@ -12,6 +12,8 @@ __all__ = ["clip", "clip_by_global_norm", "zero_nans", "ZeroNansState"]
 
 
 class ZeroNansState(NamedTuple):
+    """Per leaf, whether the last updates held a NaN."""
+
     found_nan: Any
 
 
@@ -73,7 +75,8 @@ def zero_nans():
         return ZeroNansState(found_nan=fnad.tree_map(lambda p: fnp.asarray(False), params))
 
     def update(updates, state, params=None):
-        found = fnad.tree_map(lambda u: fnp.asarray(fnp.isnan(getval(u)).any()), updates)
+        # A host bool per leaf, wherever the arrays live (one sync per leaf).
+        found = fnad.tree_map(lambda u: fnp.asarray(bool(fnp.isnan(getval(u)).any())), updates)
         updates = fnad.tree_map(lambda u: fnp.where(fnp.isnan(u), fnp.zeros_like(u), u),
                                 updates)
         return updates, ZeroNansState(found_nan=found)

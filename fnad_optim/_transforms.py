@@ -23,33 +23,45 @@ _UPD_STATE = ("updates", "state")
 
 
 class TraceState(NamedTuple):
+    """Step count and momentum buffer."""
+
     count: Any
     trace: Any
 
 
 class ScaleByAdamState(NamedTuple):
+    """Step count, first moment `mu` and second moment `nu`."""
+
     count: Any
     mu: Any
     nu: Any
 
 
 class ScaleByRmsState(NamedTuple):
+    """Step count and moving average of squared updates `nu`."""
+
     count: Any
     nu: Any
 
 
 class ScaleByStddevState(NamedTuple):
+    """Step count and moving averages of updates `mu` and their squares `nu`."""
+
     count: Any
     mu: Any
     nu: Any
 
 
 class ScaleByAdagradState(NamedTuple):
+    """Step count and running sum of squared updates."""
+
     count: Any
     sum_of_squares: Any
 
 
 class ScaleByLionState(NamedTuple):
+    """Step count and momentum `mu`."""
+
     count: Any
     mu: Any
 

@@ -14,10 +14,15 @@ __all__ = ["masked", "multi_steps", "apply_if_finite", "MaskedState", "MultiStep
 
 
 class MaskedState(NamedTuple):
+    """The state of the inner transform, over the selected leaves (a list)."""
+
     inner_state: Any
 
 
 class MultiStepsState(NamedTuple):
+    """Calls since the last inner step, inner steps taken, the inner state and the
+    accumulated grads."""
+
     mini_step: Any
     gradient_step: Any
     inner_opt_state: Any
@@ -25,6 +30,9 @@ class MultiStepsState(NamedTuple):
 
 
 class ApplyIfFiniteState(NamedTuple):
+    """Consecutive and total skipped steps, whether the last step was finite, and
+    the inner state."""
+
     notfinite_count: Any
     last_finite: Any
     total_notfinite: Any
@@ -136,7 +144,18 @@ def multi_steps(opt, every_k_schedule, use_grad_mean=True):
 
 
 def all_finite(tree):
-    """True if no leaf holds a NaN or an Inf (a plain Python bool; no derivative)."""
+    """Whether no leaf of `tree` holds a NaN or an Inf.
+
+    Args:
+      tree: a pytree of arrays (traced values are looked through; no derivative).
+
+    Returns:
+      A Python bool.
+
+    Example:
+      if not all_finite(grads):
+          print("skipping a step")
+    """
     return all(bool(fnp.isfinite(getval(x)).all()) for x in fnad.tree_leaves(tree))
 
 
