@@ -129,8 +129,7 @@ def uniform(key, shape, dtype=np.float32, *, low=0.0, high=1.0):
     Example:
       w = uniform(fnad.random.PRNGKey(0), (3, 4), low=-0.1, high=0.1)
     """
-    u = _random().uniform(key, _shape(shape), dtype)
-    return (u * (high - low) + low).astype(dtype)
+    return _random().uniform(key, _shape(shape), dtype, minval=low, maxval=high)
 
 
 def truncated_normal(key, shape, dtype=np.float32, *, mean=0.0, std=1.0, a=-2.0, b=2.0):
