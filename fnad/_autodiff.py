@@ -141,7 +141,9 @@ def backward(tape, seeds):
             rule = vjps.get(i)
             if rule is None:
                 raise prim.missing("vjp", i)
-            grads[p] = add_cotangents(grads[p], rule(g, ans, *vals, **kwargs))
+            c = rule(g, ans, *vals, **kwargs)
+            old = grads[p]
+            grads[p] = c if old is None else old + c
     return grads
 
 

@@ -10,7 +10,8 @@ the trace of the innermost (highest-level) tracer, which records it.
 
 import itertools
 
-__all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval"]
+__all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "register_callable",
+           "PRIMITIVE_OF"]
 
 _levels = itertools.count(1)
 
@@ -146,64 +147,34 @@ def bind_traced(prim, args, kwargs):
     return top.process(prim, args, kwargs)
 
 
-def primitive(impl, name=None, *, nondiff=False, multiple_results=False, nin=None):
+PRIMITIVE_OF = {}  # public callables that cannot carry a `.primitive` attribute (ufuncs)
+
+
+def register_callable(fun, prim):
+    """Make `fun` (e.g. a NumPy ufunc whose tracer dispatch goes through a protocol) the
+    public face of `prim`, so that `fnad.extend` finds the primitive from it."""
+    PRIMITIVE_OF[fun] = prim
+    prim.fun = fun
+
+
+def primitive(impl, name=None, *, nondiff=False, multiple_results=False):
     """Wrap a backend function as a primitive; returns the public function.
 
     The returned function calls `impl` directly when no positional argument is a
-    tracer, and carries the `Primitive` as its `.primitive` attribute. With `nin`
-    (1 or 2, for ufunc-like functions) the wrapper has a fixed positional signature
-    plus NumPy's `out`, `dtype` and `where` keywords, which keeps plain calls cheap.
+    tracer, and carries the `Primitive` as its `.primitive` attribute.
     """
     prim = Primitive(name or impl.__name__, impl, nondiff=nondiff,
                      multiple_results=multiple_results)
-    if nin == 1:
-        fun = _unary_wrapper(prim, impl)
-    elif nin == 2:
-        fun = _binary_wrapper(prim, impl)
-    else:
-        def fun(*args, **kwargs):
-            for a in args:
-                if isinstance(a, Tracer):
-                    return bind_traced(prim, args, kwargs)
-            return impl(*args, **kwargs)
+
+    def fun(*args, **kwargs):
+        for a in args:
+            if isinstance(a, Tracer):
+                return bind_traced(prim, args, kwargs)
+        return impl(*args, **kwargs)
 
     fun.__name__ = prim.name
     fun.__qualname__ = prim.name
     fun.__doc__ = getattr(impl, "__doc__", None)
     fun.primitive = prim
     prim.fun = fun
-    return fun
-
-
-_NO_KWARGS = {}
-
-
-def _traced_ufunc_call(prim, args, out, dtype, where):
-    if out is not None or where is not True:
-        raise TypeError(f"{prim.name}: out= and where= are not supported on traced values "
-                        "(arrays are immutable under transforms); use the returned array and "
-                        "fnad.numpy.where instead.")
-    res = bind_traced(prim, args, _NO_KWARGS)
-    return res if dtype is None else res.astype(dtype)
-
-
-def _unary_wrapper(prim, impl):
-    def fun(x, /, *, out=None, dtype=None, where=True):
-        if isinstance(x, Tracer):
-            if out is None and dtype is None and where is True and not prim.nondiff:
-                return x._trace.process(prim, (x,), _NO_KWARGS)
-            return _traced_ufunc_call(prim, (x,), out, dtype, where)
-        if out is None and dtype is None and where is True:
-            return impl(x)
-        return impl(x, out=out, dtype=dtype, where=where)
-    return fun
-
-
-def _binary_wrapper(prim, impl):
-    def fun(x, y, /, *, out=None, dtype=None, where=True):
-        if isinstance(x, Tracer) or isinstance(y, Tracer):
-            return _traced_ufunc_call(prim, (x, y), out, dtype, where)
-        if out is None and dtype is None and where is True:
-            return impl(x, y)
-        return impl(x, y, out=out, dtype=dtype, where=where)
     return fun

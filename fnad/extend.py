@@ -16,7 +16,7 @@ contributed by one argument's tangent `t`. Rules written with `fnad.numpy` are
 themselves differentiable, so higher derivatives work.
 """
 
-from ._tracer import Primitive, Tracer, getval, primitive
+from ._tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive
 
 __all__ = ["Primitive", "Tracer", "primitive", "defvjp", "defjvp", "defjvp_linear",
            "defvjp_multi", "getval", "as_primitive"]
@@ -26,7 +26,7 @@ def as_primitive(fun_or_prim):
     """The `Primitive` behind a function made by `primitive` (or the primitive itself)."""
     if isinstance(fun_or_prim, Primitive):
         return fun_or_prim
-    prim = getattr(fun_or_prim, "primitive", None)
+    prim = getattr(fun_or_prim, "primitive", None) or PRIMITIVE_OF.get(fun_or_prim)
     if prim is None:
         raise TypeError(f"{fun_or_prim!r} is not a primitive; wrap it with "
                         "fnad.extend.primitive first.")

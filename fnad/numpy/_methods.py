@@ -1,7 +1,9 @@
 """Array methods and operators for tracers, so NumPy-style user code works under tracing."""
 
+import numpy as np
+
 from .. import numpy as fnp
-from .._tracer import Tracer
+from .._tracer import PRIMITIVE_OF, Tracer, bind_traced
 from ._indexing import getitem, normalize_index
 
 
@@ -15,24 +17,77 @@ def _iter(self):
     return (self[i] for i in range(self.shape[0]))
 
 
+_PROPERTIES = {
+    "T": lambda s: fnp.transpose(s),
+    "mT": lambda s: fnp.swapaxes(s, -1, -2),
+    "real": lambda s: fnp.real(s),
+    "imag": lambda s: fnp.imag(s),
+}
+
+
+_NO_KWARGS = {}
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """NumPy's override protocol: a ufunc called on a tracer runs its fnad primitive."""
+    prim = PRIMITIVE_OF.get(ufunc)
+    if prim is None or method != "__call__":
+        return NotImplemented
+    if kwargs:
+        return _ufunc_with_kwargs(prim, inputs, kwargs)
+    return bind_traced(prim, inputs, _NO_KWARGS)
+
+
+def _ufunc_with_kwargs(prim, inputs, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    if kwargs.get("out") is not None or kwargs.pop("where", True) is not True or \
+            any(k != "out" for k in kwargs):
+        raise TypeError(f"fnad.numpy.{prim.name}: {sorted(kwargs)} are not supported on traced "
+                        "values (arrays are immutable under transforms); use the returned "
+                        "array and fnad.numpy.where instead.")
+    res = bind_traced(prim, inputs, _NO_KWARGS)
+    return res if dtype is None else fnp.astype(res, dtype)
+
+
+def _operator(ufunc, reflected=False):
+    """A tracer operator that binds the ufunc's primitive directly (no protocol detour)."""
+    prim = PRIMITIVE_OF[ufunc]
+    if prim.nondiff:
+        if reflected:
+            return lambda s, o: bind_traced(prim, (o, s), _NO_KWARGS)
+        return lambda s, o: bind_traced(prim, (s, o), _NO_KWARGS)
+
+    if reflected:
+        def op(s, o):
+            if isinstance(o, Tracer):
+                return bind_traced(prim, (o, s), _NO_KWARGS)
+            return s._trace.process(prim, (o, s), _NO_KWARGS)
+    else:
+        def op(s, o):
+            if isinstance(o, Tracer):
+                return bind_traced(prim, (s, o), _NO_KWARGS)
+            return s._trace.process(prim, (s, o), _NO_KWARGS)
+    return op
+
+
 _METHODS = {
-    "__add__": lambda s, o: fnp.add(s, o),
-    "__radd__": lambda s, o: fnp.add(o, s),
-    "__sub__": lambda s, o: fnp.subtract(s, o),
-    "__rsub__": lambda s, o: fnp.subtract(o, s),
-    "__mul__": lambda s, o: fnp.multiply(s, o),
-    "__rmul__": lambda s, o: fnp.multiply(o, s),
-    "__truediv__": lambda s, o: fnp.divide(s, o),
-    "__rtruediv__": lambda s, o: fnp.divide(o, s),
-    "__floordiv__": lambda s, o: fnp.floor_divide(s, o),
-    "__rfloordiv__": lambda s, o: fnp.floor_divide(o, s),
-    "__mod__": lambda s, o: fnp.mod(s, o),
-    "__rmod__": lambda s, o: fnp.mod(o, s),
-    "__pow__": lambda s, o: fnp.power(s, o),
-    "__rpow__": lambda s, o: fnp.power(o, s),
-    "__matmul__": lambda s, o: fnp.matmul(s, o),
-    "__rmatmul__": lambda s, o: fnp.matmul(o, s),
-    "__neg__": lambda s: fnp.negative(s),
+    "__add__": _operator(np.add),
+    "__radd__": _operator(np.add, reflected=True),
+    "__sub__": _operator(np.subtract),
+    "__rsub__": _operator(np.subtract, reflected=True),
+    "__mul__": _operator(np.multiply),
+    "__rmul__": _operator(np.multiply, reflected=True),
+    "__truediv__": _operator(np.divide),
+    "__rtruediv__": _operator(np.divide, reflected=True),
+    "__floordiv__": _operator(np.floor_divide),
+    "__rfloordiv__": _operator(np.floor_divide, reflected=True),
+    "__mod__": _operator(np.remainder),
+    "__rmod__": _operator(np.remainder, reflected=True),
+    "__pow__": _operator(np.power),
+    "__rpow__": _operator(np.power, reflected=True),
+    "__matmul__": _operator(np.matmul),
+    "__rmatmul__": _operator(np.matmul, reflected=True),
+    "__neg__": lambda s: s._trace.process(PRIMITIVE_OF[np.negative], (s,), _NO_KWARGS),
     "__pos__": lambda s: s,
     "__abs__": lambda s: fnp.absolute(s),
     "__invert__": lambda s: fnp.invert(s),
@@ -41,12 +96,12 @@ _METHODS = {
     "__or__": lambda s, o: fnp.bitwise_or(s, o),
     "__ror__": lambda s, o: fnp.bitwise_or(o, s),
     "__xor__": lambda s, o: fnp.bitwise_xor(s, o),
-    "__eq__": lambda s, o: fnp.equal(s, o),
-    "__ne__": lambda s, o: fnp.not_equal(s, o),
-    "__lt__": lambda s, o: fnp.less(s, o),
-    "__le__": lambda s, o: fnp.less_equal(s, o),
-    "__gt__": lambda s, o: fnp.greater(s, o),
-    "__ge__": lambda s, o: fnp.greater_equal(s, o),
+    "__eq__": _operator(np.equal),
+    "__ne__": _operator(np.not_equal),
+    "__lt__": _operator(np.less),
+    "__le__": _operator(np.less_equal),
+    "__gt__": _operator(np.greater),
+    "__ge__": _operator(np.greater_equal),
     "__getitem__": lambda s, idx: getitem(s, normalize_index(idx)),
     "__iter__": _iter,
     "reshape": lambda s, *shape, order="C": fnp.reshape(s, _shape_args(shape), order),
@@ -89,17 +144,10 @@ _METHODS = {
     "all": lambda s, axis=None, keepdims=False: fnp.all(s, axis=axis, keepdims=keepdims),
 }
 
-_PROPERTIES = {
-    "T": lambda s: fnp.transpose(s),
-    "mT": lambda s: fnp.swapaxes(s, -1, -2),
-    "real": lambda s: fnp.real(s),
-    "imag": lambda s: fnp.imag(s),
-}
-
-
 def install():
     for name, f in _METHODS.items():
         setattr(Tracer, name, f)
     for name, f in _PROPERTIES.items():
         setattr(Tracer, name, property(f))
     Tracer.__hash__ = lambda s: id(s)
+    Tracer.__array_ufunc__ = _array_ufunc

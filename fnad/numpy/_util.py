@@ -2,16 +2,22 @@
 
 import numpy as np
 
-from .._tracer import Tracer, getval, primitive
+from .._tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, register_callable
 
 __all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes",
            "fnp_lazy"]
 
 
 def wrap(np_fun, name=None, **kw):
-    """A primitive running `np_fun` (NumPy functions dispatch to CuPy for CuPy arrays)."""
-    if isinstance(np_fun, np.ufunc) and np_fun.nout == 1 and np_fun.nin in (1, 2):
-        kw.setdefault("nin", np_fun.nin)
+    """A primitive running `np_fun` (NumPy functions dispatch to CuPy for CuPy arrays).
+
+    A single-output ufunc is returned as itself: on plain arrays it then costs exactly what
+    NumPy costs, and tracers reach its primitive through `Tracer.__array_ufunc__`.
+    """
+    if isinstance(np_fun, np.ufunc) and np_fun.nout == 1:
+        if np_fun not in PRIMITIVE_OF:
+            register_callable(np_fun, Primitive(name or np_fun.__name__, np_fun, **kw))
+        return np_fun
     fun = primitive(np_fun, name or np_fun.__name__, **kw)
     if getattr(np_fun, "__doc__", None):
         fun.__doc__ = (f"fnad.numpy.{fun.__name__}: differentiable wrapper of "
