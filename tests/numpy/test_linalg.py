@@ -1,0 +1,153 @@
+"""fnad.numpy.linalg: the case table (check_grads, five-point differences, PyTorch parity)
+and the behaviours a table cannot show (results, errors, gradients at special points)."""
+
+import numpy as np
+import pytest
+
+import fnad
+import fnad.numpy as fnp
+from fnad.test_util import check_grads
+from tests.numpy.battery import fd_error, torch_error
+from tests.numpy.cases_linalg import LINALG, general, spaced, spd
+
+LA = fnp.linalg
+TORCH_TOL = 1e-10
+FD_TOL = 1e-6
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("case", LINALG, ids=lambda c: c.id)
+def test_check_grads(case):
+    check_grads(case.fun, case.args, order=case.order, modes=case.modes, atol=case.atol,
+                rtol=case.rtol, eps=case.eps)
+
+
+@pytest.mark.parametrize("case", LINALG, ids=lambda c: c.id)
+def test_five_point_differences(case):
+    assert fd_error(case, eps=case.eps or 1e-3) <= (case.rtol or FD_TOL)
+
+
+@pytest.mark.parametrize("case", [c for c in LINALG if c.torch_fun is not None],
+                         ids=lambda c: c.id)
+def test_torch_parity(case):
+    assert torch_error(case) <= TORCH_TOL
+
+
+# ----------------------------------------------------------------------------- values
+
+RNG = np.random.default_rng(0)
+A = general(RNG, (2, 3, 3))
+S = spd(RNG, (2, 3, 3))
+R = spaced(RNG, (2, 4, 3))
+
+
+def _traced(f, *args):
+    """f evaluated under vjp (the primitive path), values only."""
+    return fnad.vjp(f, *args)[0]
+
+
+@pytest.mark.parametrize("name,args", [
+    ("inv", (A,)), ("det", (A,)), ("solve", (A, R[..., :3, :])), ("cholesky", (S,)),
+    ("eigvalsh", (S,)), ("svdvals", (R,)), ("pinv", (R,)), ("norm", (R,)),
+    ("matrix_power", (A, 3)), ("cond", (A,))])
+def test_values_match_numpy_plain_and_traced(name, args):
+    expected = getattr(np.linalg, name)(*args)
+    plain = getattr(LA, name)(*args)
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    traced = _traced(lambda *xs: getattr(LA, name)(*xs, *args[len(arrays):]), *arrays)
+    np.testing.assert_allclose(plain, expected, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(traced, expected, rtol=1e-13, atol=1e-13)
+
+
+def test_named_results():
+    w, v = LA.eigh(S)
+    assert type(LA.eigh(S)).__name__ == "EighResult" and LA.eigh(S).eigenvalues is not None
+    np.testing.assert_allclose(v @ (w[..., None] * np.swapaxes(v, -1, -2)), S, atol=1e-12)
+    res = _traced(lambda a: LA.eigh(a), S)
+    assert isinstance(res, LA.EighResult) and res.eigenvectors.shape == (2, 3, 3)
+    res = _traced(lambda a: LA.svd(a, full_matrices=False), R)
+    assert isinstance(res, LA.SVDResult) and res.Vh.shape == (2, 3, 3)
+    np.testing.assert_allclose((res.U * res.S[..., None, :]) @ res.Vh, R, atol=1e-12)
+    assert isinstance(LA.svd(R), LA.SVDResult) and LA.svd(R).U.shape == (2, 4, 4)
+    res = _traced(LA.qr, R)
+    assert isinstance(res, LA.QRResult)
+    np.testing.assert_allclose(res.Q @ res.R, R, atol=1e-12)
+    sign, logdet = _traced(LA.slogdet, A)
+    assert isinstance(LA.slogdet(A), LA.SlogdetResult)
+    np.testing.assert_allclose(sign * np.exp(logdet), np.linalg.det(A), rtol=1e-12)
+
+
+def test_qr_modes():
+    np.testing.assert_allclose(_traced(lambda a: LA.qr(a, mode="r"), R), np.linalg.qr(R)[1])
+    wide = R.swapaxes(-1, -2)
+    q, r = _traced(lambda a: LA.qr(a, mode="complete"), wide)
+    np.testing.assert_allclose(q @ r, wide, atol=1e-12)
+    with pytest.raises(ValueError, match="mode='reduced'"):
+        fnad.grad(lambda a: fnp.sum(LA.qr(a, mode="complete")[0]))(R[0])
+
+
+def test_svd_full_matrices_error_and_compute_uv():
+    with pytest.raises(ValueError, match="full_matrices=False"):
+        fnad.grad(lambda a: fnp.sum(LA.svd(a)[1]))(R[0])
+    g = fnad.grad(lambda a: fnp.sum(LA.svd(a, compute_uv=False)))(R[0])
+    u, _, vh = np.linalg.svd(R[0], full_matrices=False)
+    np.testing.assert_allclose(g, u @ vh, atol=1e-12)  # d nuclear norm = U V^T
+
+
+def test_square_checks_name_function_and_shape():
+    with pytest.raises(ValueError, match=r"linalg\.inv.*\(2, 3\)"):
+        LA.inv(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"linalg\.solve.*\(4,\)"):
+        LA.solve(np.eye(3), np.ones(4))
+    with pytest.raises(TypeError, match="integer"):
+        LA.matrix_power(np.eye(2), 1.5)
+
+
+# ----------------------------------------------------------------------------- special points
+
+
+@pytest.mark.parametrize("ord_", [None, 2, 3, 1.5])
+def test_vector_norm_gradient_at_zero_is_zero(ord_):
+    g = fnad.grad(lambda x: LA.norm(x, ord_))(np.zeros(4))
+    np.testing.assert_array_equal(g, np.zeros(4))
+    t = torch.zeros(4, dtype=torch.float64, requires_grad=True)
+    torch.linalg.vector_norm(t, 2 if ord_ is None else ord_).backward()
+    np.testing.assert_array_equal(g, t.grad.numpy())
+
+
+def test_norm_gradient_zero_row_in_batch():
+    x = np.array([[0.0, 0.0], [3.0, 4.0]])
+    g = fnad.grad(lambda x: fnp.sum(LA.norm(x, axis=1)))(x)
+    np.testing.assert_allclose(g, [[0, 0], [0.6, 0.8]])
+    g = fnad.grad(lambda x: LA.norm(x, "fro"))(np.zeros((2, 2)))
+    np.testing.assert_array_equal(g, np.zeros((2, 2)))
+
+
+def test_eigvalsh_with_repeated_eigenvalues_is_finite():
+    g = fnad.grad(lambda a: fnp.sum(LA.eigvalsh(a) ** 2))(np.eye(3))
+    np.testing.assert_allclose(g, 2 * np.eye(3), atol=1e-12)
+    g = fnad.grad(lambda a: fnp.sum(LA.eigh(a)[0] ** 2))(np.eye(3))
+    np.testing.assert_allclose(g, 2 * np.eye(3), atol=1e-12)
+
+
+def test_hessian_of_logdet():
+    # d2/dA2 log det A [E] = -A^{-1} E A^{-1}
+    a = S[0]
+    h = fnad.hessian(lambda a: LA.slogdet(a)[1])(a)
+    ainv = np.linalg.inv(a)
+    expected = -np.einsum("jk,li->ijkl", ainv, ainv)
+    np.testing.assert_allclose(h, expected, atol=1e-10)
+
+
+def test_solve_broadcast_gradient_shapes():
+    a, b = general(RNG, (3, 3)), RNG.standard_normal((5, 3, 2))
+    ga, gb = fnad.grad(lambda a, b: fnp.sum(LA.solve(a, b)), argnums=(0, 1))(a, b)
+    assert ga.shape == (3, 3) and gb.shape == (5, 3, 2)
+
+
+def test_float32_keeps_dtype():
+    a = general(RNG, (3, 3)).astype(np.float32)
+    g = fnad.grad(lambda a: fnp.sum(LA.inv(a)))(a)
+    assert g.dtype == np.float32
+    g = fnad.grad(lambda a: LA.norm(a))(a)
+    assert g.dtype == np.float32
