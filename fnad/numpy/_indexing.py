@@ -6,6 +6,7 @@ import numpy as np
 from .. import numpy as fnp
 from ..extend import defjvp, defjvp_linear, defvjp
 from .._tracer import getval
+from ._scatter import is_basic as is_basic, is_unique as _is_unique, scatter_add
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 
 
@@ -27,30 +28,21 @@ def normalize_index(idx):
     return tuple(out)
 
 
-def is_basic(idx):
-    """True when no index is an array (so every position is written at most once)."""
-    return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
-               for i in idx)
-
-
-def _is_unique(idx):
-    if is_basic(idx):
-        return True
-    arrays = [i for i in idx if hasattr(i, "dtype")]
-    return len(arrays) == 1 and arrays[0].dtype == bool
-
-
 def _getitem(x, idx):
     return x[idx]
 
 
 def _index_add(x, idx, v):
-    z = x.copy()
+    return scatter_add(x.copy(), idx, v)
+
+
+def _gather_transpose(g, idx, x_shape):
+    """The VJP of x[idx]: zeros of x's shape with g scattered in (added where repeated)."""
+    z = np.zeros_like(g, shape=x_shape)  # dispatches to CuPy for CuPy arrays
     if _is_unique(idx):
-        z[idx] += v
-    else:
-        np.add.at(z, idx, v)
-    return z
+        z[idx] = g
+        return z
+    return scatter_add(z, idx, g)
 
 
 def _index_set(x, idx, v):
@@ -69,6 +61,7 @@ def _index_mul(x, idx, v):
 
 
 getitem = wrap(_getitem, "getitem")
+gather_transpose = wrap(_gather_transpose, "gather_transpose")
 index_add = wrap(_index_add, "index_add")
 index_set = wrap(_index_set, "index_set")
 index_mul = wrap(_index_mul, "index_mul")
@@ -78,8 +71,10 @@ def _zeros_for(x, g):
     return fnp.zeros(shape(x), dtype=dtype_of(g))
 
 
-defvjp(getitem, lambda g, ans, x, idx: index_add(_zeros_for(x, g), idx, g))
+defvjp(getitem, lambda g, ans, x, idx: gather_transpose(g, idx, shape(x)))
 defjvp_linear(getitem)
+defvjp(gather_transpose, lambda g, ans, v, idx, x_shape: getitem(g, idx))
+defjvp_linear(gather_transpose)
 defvjp(index_add, lambda g, ans, x, idx, v: g,
        None,
        lambda g, ans, x, idx, v: unbroadcast(getitem(g, idx), shape(v)))
