@@ -26,5 +26,6 @@ from ._devices import device_put as device_put  # noqa: E402
 from ._devices import devices as devices  # noqa: E402
 from ._devices import to_numpy as to_numpy  # noqa: E402
 from . import random as random  # noqa: E402
+from . import kernels as kernels  # noqa: E402
 
 __version__ = "0.1.0"
