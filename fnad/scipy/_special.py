@@ -114,18 +114,23 @@ def _safe_where_x(x, v):
     return fnp.where(x != 0, v, fnp.zeros_like(v))
 
 
+def _safe_log(x, y, log):
+    """log(y) where x != 0, else 0 (no log(0) warning where the term vanishes)."""
+    return _safe_where_x(x, log(fnp.where(x != 0, y, fnp.ones_like(y))))
+
+
 def _safe_div(x, y):
     """x / y, taken as 0 where x == 0 (so xlogy(0, 0) has a zero gradient)."""
     return _safe_where_x(x, x / fnp.where(x != 0, y, fnp.ones_like(y)))
 
 
-defvjp(xlogy, lambda g, ans, x, y: unbroadcast(g * _safe_where_x(x, fnp.log(y)), shape(x)),
+defvjp(xlogy, lambda g, ans, x, y: unbroadcast(g * _safe_log(x, y, fnp.log), shape(x)),
               lambda g, ans, x, y: unbroadcast(g * _safe_div(x, y), shape(y)))
-defjvp(xlogy, lambda t, ans, x, y: _bcast(t * _safe_where_x(x, fnp.log(y)), ans),
+defjvp(xlogy, lambda t, ans, x, y: _bcast(t * _safe_log(x, y, fnp.log), ans),
               lambda t, ans, x, y: _bcast(t * _safe_div(x, y), ans))
-defvjp(xlog1py, lambda g, ans, x, y: unbroadcast(g * _safe_where_x(x, fnp.log1p(y)), shape(x)),
+defvjp(xlog1py, lambda g, ans, x, y: unbroadcast(g * _safe_log(x, y, fnp.log1p), shape(x)),
                 lambda g, ans, x, y: unbroadcast(g * _safe_div(x, 1 + y), shape(y)))
-defjvp(xlog1py, lambda t, ans, x, y: _bcast(t * _safe_where_x(x, fnp.log1p(y)), ans),
+defjvp(xlog1py, lambda t, ans, x, y: _bcast(t * _safe_log(x, y, fnp.log1p), ans),
                 lambda t, ans, x, y: _bcast(t * _safe_div(x, 1 + y), ans))
 
 # ----------------------------------------------------------------------------- reductions
@@ -173,9 +178,13 @@ def _keep(v, x_shape, axis, keepdims):
 
 
 def _lse_weight(ans, a, axis, keepdims):
-    """softmax(a) over `axis`; 0 (not NaN) where every entry is -inf."""
-    m = _keep(ans, shape(a), axis, keepdims)
-    return fnp.exp(a - fnp.where(m == -np.inf, fnp.zeros_like(m), m))
+    """softmax(a) over `axis` (computed from a, not from the rounded ans), and 0 rather
+    than NaN where every entry is -inf."""
+    dead = _keep(getval(ans), shape(a), axis, keepdims) == -np.inf
+    if not dead.any():
+        return _softmax_p(a, axis)
+    w = _softmax_p(fnp.where(dead, fnp.zeros_like(a), a), axis)
+    return fnp.where(dead, fnp.zeros_like(w), w)
 
 
 defvjp(_lse_p, lambda g, ans, a, axis=None, keepdims=False:

@@ -270,6 +270,21 @@ def _digamma_mid(x):
     return _digamma_core(y - 2.0) + acc
 
 
+# The positive zero of digamma as hi + lo, and the Taylor coefficients about it,
+# psi^(k)(x0) / k! = (-1)^(k+1) zeta(k + 1, x0): near the zero the result is z * (...) with
+# z = x - x0 formed exactly, so it stays relatively accurate where psi is tiny.
+_X0_HI = 1.4616321449683622
+_X0_LO = float(Fraction("1.4616321449683623412626595423257213284681962040064") - Fraction(_X0_HI))
+_ROOT_COEF = np.array([(-1) ** (k + 1) * float(hurwitz_zeta(k + 1, np.array(_X0_HI)))
+                       for k in range(1, 20)])
+
+
+def _digamma_root(x):
+    """digamma for |x - x0| < 0.1 (19 terms: (0.1 / 1.46)^19 < 1e-22)."""
+    z = (x - _X0_HI) - _X0_LO
+    return z * _horner(_ROOT_COEF, z)
+
+
 def _digamma_pos(x):
     out = np.empty_like(x)
     _apply(out, ~(x < 10), _digamma_asymptotic, x)
@@ -278,6 +293,7 @@ def _digamma_pos(x):
     _apply(out, (x >= 0.4) & (x < 1.4), lambda v: _digamma_core(v - 1.0) - 1.0 / v, x)
     _apply(out, (x > 0) & (x < 0.4),
            lambda v: _digamma_core(v) - 1.0 / v - 1.0 / (v + 1.0), x)
+    _apply(out, np.abs(x - _X0_HI) < 0.1, _digamma_root, x)
     return out
 
 
