@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import array_module
+from .._backend import array_module, asarray_like, is_cupy_array
 from .._tracer import Tracer
 from ..extend import defjvp, defvjp
 from ._util import dtype_of, ndim, shape, unbroadcast, wrap
@@ -25,6 +25,12 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 def any_traced(*args):
     """True when any of `args` is a tracer (the wrappers then take the primitive path)."""
     return any(isinstance(a, Tracer) for a in args)
+
+
+def numpy_only(*args):
+    """True when no argument is traced or a CuPy array: NumPy's own function can run (CuPy
+    lacks some of NumPy 2's linalg functions and keywords, so it takes the composite path)."""
+    return not any(isinstance(a, Tracer) or is_cupy_array(a) for a in args)
 
 
 def mT(x):
@@ -63,18 +69,29 @@ def is_zero(g):
     return not isinstance(g, Tracer) and not bool(g.any())
 
 
+def as_array(x):
+    """`x` unchanged if traced or an array; lists and scalars become NumPy arrays."""
+    return x if isinstance(x, Tracer) else asarray_like(x)
+
+
 def check_square(a, fname):
+    """`a` as an array, checked to be a stack of square matrices."""
+    a = as_array(a)
     s = shape(a)
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"fnad.numpy.linalg.{fname}: expected a stack of square matrices "
                          f"(shape (..., M, M)), got shape {s}; {fname} is only defined for "
                          "square matrices (use pinv or lstsq-style solves for rectangular ones).")
+    return a
 
 
 def check_matrix(a, fname):
+    """`a` as an array, checked to have at least two dimensions."""
+    a = as_array(a)
     if ndim(a) < 2:
         raise ValueError(f"fnad.numpy.linalg.{fname}: expected an array of at least two "
                          f"dimensions (shape (..., M, N)), got shape {shape(a)}.")
+    return a
 
 
 # ----------------------------------------------------------------------------- primitives
@@ -206,7 +223,7 @@ def inv(a):
     Example:
       fnad.grad(lambda a: fnp.sum(fnp.linalg.inv(a)))(a)
     """
-    check_square(a, "inv")
+    a = check_square(a, "inv")
     return _inv_p(a)
 
 
@@ -218,7 +235,7 @@ def det(a):
     Example:
       fnad.grad(fnp.linalg.det)(np.eye(3))   # the identity
     """
-    check_square(a, "det")
+    a = check_square(a, "det")
     return _det_p(a)
 
 
@@ -231,7 +248,7 @@ def slogdet(a):
     Example:
       sign, logdet = fnp.linalg.slogdet(a)
     """
-    check_square(a, "slogdet")
+    a = check_square(a, "slogdet")
     return SlogdetResult(*_slogdet_p(a))
 
 
@@ -247,7 +264,7 @@ def solve(a, b):
     Example:
       x = fnp.linalg.solve(a, b)
     """
-    check_square(a, "solve")
+    a, b = check_square(a, "solve"), as_array(b)
     m = shape(a)[-1]
     sb = shape(b)
     if ndim(b) == 0 or (ndim(b) == 1 and sb[0] != m) or (ndim(b) > 1 and sb[-2] != m):
@@ -266,8 +283,8 @@ def cholesky(a, /, *, upper=False):
     Example:
       L = fnp.linalg.cholesky(x @ x.T + np.eye(3))
     """
-    check_square(a, "cholesky")
-    if not any_traced(a):
+    a = check_square(a, "cholesky")
+    if numpy_only(a):
         return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
     if upper:
         return mT(_cholesky_p(mT(a)))
@@ -283,7 +300,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=None):
     Example:
       p = fnp.linalg.pinv(a)   # a of shape (..., M, N) -> (..., N, M)
     """
-    check_matrix(a, "pinv")
+    a = check_matrix(a, "pinv")
     return _pinv_p(a, rcond, hermitian, rtol)
 
 
@@ -295,7 +312,7 @@ def matrix_power(a, n):
     Example:
       fnp.linalg.matrix_power(a, 3)   # a @ a @ a
     """
-    check_square(a, "matrix_power")
+    a = check_square(a, "matrix_power")
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"fnad.numpy.linalg.matrix_power: exponent must be an integer, got "
                         f"{type(n).__name__}.")
@@ -329,10 +346,10 @@ def multi_dot(arrays, *, out=None):
     if out is not None:
         raise TypeError("fnad.numpy.linalg.multi_dot: out= is not supported; use the returned "
                         "array.")
-    arrays = list(arrays)
+    arrays = [as_array(x) for x in arrays]
     if len(arrays) < 2:
         raise ValueError("fnad.numpy.linalg.multi_dot: expecting at least two arrays.")
-    if not any_traced(*arrays):
+    if numpy_only(*arrays):
         return np.linalg.multi_dot(arrays)
     first_1d, last_1d = ndim(arrays[0]) == 1, ndim(arrays[-1]) == 1
     if first_1d:
@@ -371,6 +388,7 @@ def tensorsolve(a, b, axes=None):
     Example:
       x = fnp.linalg.tensorsolve(a, b)   # a (2, 3, 6), b (2, 3) -> x (6,)
     """
+    a, b = as_array(a), as_array(b)
     an = ndim(a)
     if axes is not None:
         perm = [k for k in range(an) if k not in [ax % an for ax in axes]]
@@ -395,6 +413,7 @@ def tensorinv(a, ind=2):
     if ind <= 0:
         raise ValueError(f"fnad.numpy.linalg.tensorinv: ind must be a positive integer, "
                          f"got {ind}.")
+    a = as_array(a)
     old = shape(a)
     n_out, n_in = _prod(old[:ind]), _prod(old[ind:])
     if n_out != n_in:

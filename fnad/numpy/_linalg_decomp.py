@@ -226,7 +226,7 @@ def eigh(a, UPLO="L"):
     Example:
       w, v = fnp.linalg.eigh(a)
     """
-    check_square(a, "eigh")
+    a = check_square(a, "eigh")
     return EighResult(*_eigh_p(a, UPLO))
 
 
@@ -236,7 +236,7 @@ def eigvalsh(a, UPLO="L"):
     Example:
       w = fnp.linalg.eigvalsh(a)
     """
-    check_square(a, "eigvalsh")
+    a = check_square(a, "eigvalsh")
     return _eigvalsh_p(a, UPLO)
 
 
@@ -253,7 +253,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     Example:
       u, s, vh = fnp.linalg.svd(a, full_matrices=False)
     """
-    check_matrix(a, "svd")
+    a = check_matrix(a, "svd")
     if not any_traced(a):
         kw = {"hermitian": True} if hermitian else {}
         res = np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, **kw)
@@ -274,7 +274,7 @@ def svdvals(x, /):
     Example:
       s = fnp.linalg.svdvals(a)
     """
-    check_matrix(x, "svdvals")
+    x = check_matrix(x, "svdvals")
     return _svdvals_p(x)
 
 
@@ -290,7 +290,7 @@ def qr(a, mode="reduced"):
     Example:
       q, r = fnp.linalg.qr(a)
     """
-    check_matrix(a, "qr")
+    a = check_matrix(a, "qr")
     if not any_traced(a):
         res = np.linalg.qr(a, mode=mode)
         return QRResult(*res) if mode in ("reduced", "complete") else res

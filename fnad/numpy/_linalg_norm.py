@@ -9,7 +9,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._tracer import getval
 from ..extend import defjvp, defvjp
-from ._linalg import any_traced, check_matrix, inv
+from ._linalg import any_traced, as_array, check_matrix, inv, numpy_only
 from ._linalg_decomp import svdvals
 from ._util import ndim, norm_axes, shape, wrap
 
@@ -120,6 +120,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     Example:
       fnad.grad(fnp.linalg.norm)(np.zeros(3))   # array([0., 0., 0.])
     """
+    x = as_array(x)
     if not any_traced(x):
         return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
     nd = ndim(x)
@@ -145,7 +146,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     Example:
       fnp.linalg.vector_norm(x, axis=(0, 1))
     """
-    if not any_traced(x):
+    x = as_array(x)
+    if numpy_only(x):
         return np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
     axes = None if axis is None else _axes(axis, ndim(x), "vector_norm")
     return _vector_norm(x, ord, axes, keepdims)
@@ -157,8 +159,8 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     Example:
       fnp.linalg.matrix_norm(a, ord="nuc")
     """
-    check_matrix(x, "matrix_norm")
-    if not any_traced(x):
+    x = check_matrix(x, "matrix_norm")
+    if numpy_only(x):
         return np.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
     return _matrix_norm(x, ord, (ndim(x) - 2, ndim(x) - 1), keepdims)
 
@@ -169,8 +171,8 @@ def cond(x, p=None):
     Example:
       fnp.linalg.cond(a)   # largest over smallest singular value
     """
-    check_matrix(x, "cond")
-    if not any_traced(x):
+    x = check_matrix(x, "cond")
+    if numpy_only(x):
         return np.linalg.cond(x, p)
     if p is None or (not isinstance(p, str) and p in (2, -2)):
         s = svdvals(x)
