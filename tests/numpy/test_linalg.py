@@ -3,12 +3,14 @@ and the behaviours a table cannot show (results, errors, gradients at special po
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fnad
 import fnad.numpy as fnp
 from fnad.test_util import check_grads
 from tests.numpy.battery import fd_error, torch_error
-from tests.numpy.cases_linalg import LINALG, general, spaced, spd
+from tests.numpy.cases_linalg import LINALG, general, spaced, spd, tsym
 
 LA = fnp.linalg
 TORCH_TOL = 1e-10
@@ -151,3 +153,40 @@ def test_float32_keeps_dtype():
     assert g.dtype == np.float32
     g = fnad.grad(lambda a: LA.norm(a))(a)
     assert g.dtype == np.float32
+
+
+# ----------------------------------------------------------------------------- drawn shapes
+
+_BATCHED = {
+    "inv": (general, LA.inv, lambda t: torch.linalg.inv(t)),
+    "det": (general, LA.det, lambda t: torch.linalg.det(t)),
+    "slogdet": (general, lambda a: LA.slogdet(a)[1], lambda t: torch.linalg.slogdet(t)[1]),
+    "cholesky": (spd, lambda a: LA.cholesky((a + fnp.swapaxes(a, -1, -2)) / 2),
+                 lambda t: torch.linalg.cholesky(tsym(t))),
+    "eigvalsh": (spd, lambda a: LA.eigvalsh((a + fnp.swapaxes(a, -1, -2)) / 2),
+                 lambda t: torch.linalg.eigvalsh(tsym(t))),
+    "svdvals": (spaced, LA.svdvals, lambda t: torch.linalg.svdvals(t)),
+    "pinv": (spaced, LA.pinv, lambda t: torch.linalg.pinv(t)),
+    "nuc": (spaced, lambda a: LA.matrix_norm(a, ord="nuc"),
+            lambda t: torch.linalg.matrix_norm(t, "nuc")),
+}
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(sorted(_BATCHED)),
+       batch=st.lists(st.integers(1, 3), max_size=2), n=st.integers(1, 4),
+       extra=st.integers(0, 2), seed=st.integers(0, 2 ** 16))
+def test_drawn_batch_shapes_match_torch(name, batch, n, extra, seed):
+    domain, fun, tfun = _BATCHED[name]
+    rng = np.random.default_rng(seed)
+    shape = tuple(batch) + ((n + extra, n) if domain is spaced else (n, n))
+    a = domain(rng, shape)
+    out, f_vjp = fnad.vjp(fun, a)
+    ct = rng.standard_normal(np.shape(out))
+    (g,) = f_vjp(ct)
+    t = torch.tensor(a, requires_grad=True)
+    tout = tfun(t)
+    (tg,) = torch.autograd.grad(tout, t, torch.tensor(ct))
+    np.testing.assert_allclose(out, tout.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(g, tg.numpy(), rtol=1e-9, atol=1e-11)
+    assert g.shape == a.shape
