@@ -54,13 +54,10 @@ _softmax = primitive(_softmax_impl, "softmax")
 _log_softmax = primitive(_log_softmax_impl, "log_softmax")
 
 
-def _pos(ans):
-    # derivative of relu (0 at 0, as PyTorch); a comparison, so it carries no derivative
-    return fnp.greater(ans, 0).astype(getval(ans).dtype)
-
-
-defvjp(_relu, lambda g, ans, x: g * _pos(ans))
-defjvp(_relu, lambda t, ans, x: t * _pos(ans))
+# relu's derivative is the mask ans > 0 (0 at 0, as PyTorch): a comparison, so it carries no
+# derivative itself; multiplying by the bool mask keeps g's dtype in one pass.
+defvjp(_relu, lambda g, ans, x: g * fnp.greater(ans, 0))
+defjvp(_relu, lambda t, ans, x: t * fnp.greater(ans, 0))
 defvjp(_sigmoid, lambda g, ans, x: g * (ans * (1 - ans)))
 defjvp(_sigmoid, lambda t, ans, x: t * (ans * (1 - ans)))
 defvjp(_softplus, lambda g, ans, x: g * sigmoid(x))

@@ -1,9 +1,10 @@
 """2-D convolution (NCHW, stride, padding, dilation, groups) and max/avg pooling.
 
 Both rest on one pair of linear primitives: `im2col` (a strided view of the padded input,
-copied once into `(N, C, kh, kw, H_out, W_out)`) and its transpose `col2im` (a scatter-add of
-the kh * kw window offsets). Each is the other's VJP, so any derivative order works, and a
-convolution is a single batched matmul of the weights with the columns.
+copied once into `(C, kh, kw, N, H_out, W_out)`) and its transpose `col2im` (a scatter-add of
+the kh * kw window offsets). Each is the other's VJP, so any derivative order works. With
+the batch inside the columns' last axis, a convolution is one matmul per group,
+`(O, C*kh*kw) @ (C*kh*kw, N*H_out*W_out)`, and so are both halves of its backward pass.
 """
 
 import math
@@ -44,7 +45,7 @@ def _im2col_impl(x, kernel, stride, padding, dilation, pad_value=0.0):
         x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
     s0, s1, s2, s3 = x.strides
     view = xp.lib.stride_tricks.as_strided(
-        x, (n, c, kh, kw, ho, wo), (s0, s1, s2 * dh, s3 * dw, s2 * sh, s3 * sw))
+        x, (c, kh, kw, n, ho, wo), (s1, s2 * dh, s3 * dw, s0, s2 * sh, s3 * sw))
     return xp.ascontiguousarray(view)
 
 
@@ -57,7 +58,7 @@ def _col2im_impl(cols, x_shape, kernel, stride, padding, dilation):
     for i in range(kh):
         for j in range(kw):
             out[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh,
-                j * dw:j * dw + sw * (wo - 1) + 1:sw] += cols[:, :, i, j]
+                j * dw:j * dw + sw * (wo - 1) + 1:sw] += cols[:, i, j].transpose(1, 0, 2, 3)
     return out[:, :, ph:ph + h, pw:pw + w]
 
 
@@ -164,9 +165,12 @@ def conv2d(params, x, *, stride=1, padding=0, dilation=1):
     cols = im2col(x, (kh, kw), stride, padding, dilation)
     ho, wo = shape_of(cols)[-2:]
     k = c_g * kh * kw
-    cols = fnp.reshape(cols, (n, groups, k, ho * wo))
-    y = fnp.matmul(fnp.reshape(w, (groups, c_out // groups, k)), cols)
-    y = fnp.reshape(y, (n, c_out, ho, wo))
+    if groups == 1:
+        y = fnp.matmul(fnp.reshape(w, (c_out, k)), fnp.reshape(cols, (k, n * ho * wo)))
+    else:
+        y = fnp.matmul(fnp.reshape(w, (groups, c_out // groups, k)),
+                       fnp.reshape(cols, (groups, k, n * ho * wo)))
+    y = fnp.transpose(fnp.reshape(y, (c_out, n, ho, wo)), (1, 0, 2, 3))
     if "b" in params:
         y = y + fnp.reshape(params["b"], (c_out, 1, 1))
     return _restore(y, lead)
@@ -201,7 +205,7 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
     k, s, p, d = _pool_args("max_pool2d", kernel_size, stride, padding, dilation)
     x, lead = _as_nchw("max_pool2d", x)
     cols = im2col(x, k, s, p, d, -math.inf)
-    return _restore(fnp.max(cols, axis=(2, 3)), lead)
+    return _restore(fnp.transpose(fnp.max(cols, axis=(1, 2)), (1, 0, 2, 3)), lead)
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0):
@@ -223,4 +227,4 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0):
     k, s, p, d = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
     x, lead = _as_nchw("avg_pool2d", x)
     cols = im2col(x, k, s, p, d)
-    return _restore(fnp.mean(cols, axis=(2, 3)), lead)
+    return _restore(fnp.transpose(fnp.mean(cols, axis=(1, 2)), (1, 0, 2, 3)), lead)
