@@ -42,7 +42,7 @@ def _gather_transpose(g, idx, x_shape):
     if _is_unique(idx):
         z[idx] = g
         return z
-    return scatter_add(z, idx, g)
+    return scatter_add(z, idx, g, fresh=True)
 
 
 def _index_set(x, idx, v):

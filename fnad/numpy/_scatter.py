@@ -39,8 +39,9 @@ def _leading_rows(idx):
     return first
 
 
-def scatter_add(z, idx, v):
-    """`z[idx] += v` in place, repeated positions accumulating. `z` must be writeable."""
+def scatter_add(z, idx, v, fresh=False):
+    """`z[idx] += v` in place, repeated positions accumulating. `z` must be writeable;
+    `fresh=True` promises it holds zeros, so rows hit once are assigned, not added."""
     if is_unique(idx):
         z[idx] += v
         return z
@@ -65,7 +66,11 @@ def scatter_add(z, idx, v):
     if 2 * int(single.sum()) < starts.size:  # mostly repeated ids: one add.at pass
         np.add.at(z2, f, v2)
         return z
-    z2[s[starts[single]]] += v2[order[starts[single]]]
+    once = s[starts[single]]
+    if fresh:
+        z2[once] = v2[order[starts[single]]]
+    else:
+        z2[once] += v2[order[starts[single]]]
     dup = order[np.repeat(~single, lens)]
     if dup.size:
         np.add.at(z2, f[dup], v2[dup])
