@@ -142,16 +142,28 @@ def _flatten(x, is_leaf, leaves):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF
-    h = _handlers.get(type(x), False)
-    if h is False:
-        h = _node_handler(x)
-    if h is None:
-        leaves.append(x)
-        return _LEAF
+    t = type(x)
+    if t is list or t is tuple:  # the common containers skip the handler table
+        children, aux = x, None
+    elif t is dict:
+        children, aux = _flatten_dict(x)
+    else:
+        h = _handlers.get(t, False)
+        if h is False:
+            h = _node_handler(x)
+        if h is None:
+            leaves.append(x)
+            return _LEAF
+        children, aux = h[0](x)
     start = len(leaves)
-    children, aux = h[0](x)
-    kids = tuple([_flatten(c, is_leaf, leaves) for c in children])
-    return PyTreeDef(type(x), aux, kids, len(leaves) - start)
+    kids = []
+    for c in children:
+        if is_leaf is None and _handlers.get(type(c), False) is None:  # a known leaf type
+            leaves.append(c)
+            kids.append(_LEAF)
+        else:
+            kids.append(_flatten(c, is_leaf, leaves))
+    return PyTreeDef(t, aux, tuple(kids), len(leaves) - start)
 
 
 def tree_flatten(tree, is_leaf=None):
@@ -166,12 +178,19 @@ def tree_flatten(tree, is_leaf=None):
 
 
 def _unflatten(treedef, it):
-    if treedef.node_type is None:
+    t = treedef.node_type
+    if t is None:
         return next(it)
-    children = [_unflatten(c, it) for c in treedef.children]
-    h = _handlers.get(treedef.node_type)
+    children = [next(it) if c.node_type is None else _unflatten(c, it) for c in treedef.children]
+    if t is list:
+        return children
+    if t is tuple:
+        return tuple(children)
+    if t is dict:
+        return dict(zip(treedef.aux, children))
+    h = _handlers.get(t)
     if h is None:
-        raise TypeError(f"tree_unflatten: unregistered node type {treedef.node_type.__name__}")
+        raise TypeError(f"tree_unflatten: unregistered node type {t.__name__}")
     return h[1](treedef.aux, children)
 
 
