@@ -1,13 +1,14 @@
 """Pre-norm transformer block forward + backward, fnad_nn vs PyTorch eager (CPU, 2 threads),
 float32.
 
-Workload: batch 32, T 64, d_model 128, 4 heads, feed-forward 512 with GELU, causal
-self-attention; loss = mean of the block's output; gradients with respect to every
-parameter and the input. The PyTorch block is the same computation from standard pieces
-(LayerNorm, Linear, scaled_dot_product_attention) with the same weights. Prints medians
-and the ratio fnad / torch.
+Workload: batch 32, T 64, d_model 128, 4 heads, feed-forward 512 with ReLU (cogforge's
+FeedForward; --activation gelu for the exact GELU), causal self-attention; loss = mean of
+the block's output; gradients with respect to every parameter and the input. The PyTorch
+block is the same computation from standard pieces (LayerNorm, Linear,
+scaled_dot_product_attention) with the same weights. Prints medians and the ratio
+fnad / torch.
 
-Run: python benchmarks/transformer.py [--repeats N]
+Run: python benchmarks/transformer.py [--repeats N] [--activation relu|gelu]
 """
 
 import argparse
@@ -28,6 +29,7 @@ from _nn_timing import median_times, report  # noqa: E402
 
 torch.set_num_threads(2)
 B, T, D, H = 32, 64, 128, 4
+ACT = "relu"
 
 
 def torch_block(p, x):
@@ -42,15 +44,16 @@ def torch_block(p, x):
     o = o.transpose(1, 2).reshape(B, T, D) @ a["o"]["w"].reshape(D, D) + a["o"]["b"]
     x = x + o
     h = F.layer_norm(x, (D,), p["ln2"]["scale"], p["ln2"]["bias"])
-    return x + lin(p["ff"]["fc2"], F.gelu(lin(p["ff"]["fc1"], h)))
+    act = F.relu if ACT == "relu" else F.gelu
+    return x + lin(p["ff"]["fc2"], act(lin(p["ff"]["fc1"], h)))
 
 
 def main(repeats):
-    params = nn.init_transformer_block(fnad.random.PRNGKey(0), D, H, 4 * D, activation="gelu")
+    params = nn.init_transformer_block(fnad.random.PRNGKey(0), D, H, 4 * D, activation=ACT)
     x = np.random.default_rng(0).standard_normal((B, T, D)).astype(np.float32)
 
     def loss(p, x):
-        return fnp.mean(nn.transformer_block(p, x, causal=True, activation="gelu"))
+        return fnp.mean(nn.transformer_block(p, x, causal=True, activation=ACT))
 
     grad_fn = fnad.value_and_grad(loss, argnums=(0, 1))
     tp = fnad.tree_map(lambda a: torch.tensor(a, requires_grad=True), params)
@@ -64,11 +67,14 @@ def main(repeats):
     v, _ = grad_fn(params, x)
     assert abs(float(v) - float(torch_step()[0].detach())) < 1e-4
     med = median_times({"fnad": lambda: grad_fn(params, x), "torch": torch_step}, repeats)
-    report(f"transformer block B={B} T={T} d={D} heads={H} ff={4 * D}, forward+backward "
-           "(float32)", med)
+    report(f"transformer block B={B} T={T} d={D} heads={H} ff={4 * D} ({ACT}), "
+           "forward+backward (float32)", med)
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=30)
-    main(ap.parse_args().repeats)
+    ap.add_argument("--activation", choices=["relu", "gelu"], default="relu")
+    args = ap.parse_args()
+    ACT = args.activation
+    main(args.repeats)

@@ -101,8 +101,12 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None
                          f"{shape_of(v)} disagree; need q (..., T_q, D), k (..., T_k, D), "
                          "v (..., T_k, D_v).")
     scale = 1.0 / math.sqrt(d) if scale is None else scale
-    scores = fnp.matmul(q, fnp.swapaxes(k, -1, -2))
-    scores = scores * getval(scores).dtype.type(scale)
+    # scale whichever of q (T_q * D values) and the scores (T_q * T_k) is smaller
+    dt = getval(q).dtype.type
+    if t_k >= d:
+        scores = fnp.matmul(q * dt(scale), fnp.swapaxes(k, -1, -2))
+    else:
+        scores = fnp.matmul(q, fnp.swapaxes(k, -1, -2)) * dt(scale)
     keep = None
     if mask is not None:
         m = getval(mask)

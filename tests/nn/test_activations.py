@@ -70,3 +70,12 @@ def test_float32_preserved():
     for f in (nn.relu, nn.gelu, nn.silu, nn.sigmoid, nn.softplus, nn.softmax, nn.log_softmax,
               lambda x: nn.gelu(x, approximate=True), nn.leaky_relu):
         assert f(x).dtype == np.float32, f
+
+
+def test_gelu_float32_accuracy():
+    x = np.random.default_rng(0).standard_normal(10000).astype(np.float32) * 5
+    ref = F.gelu(torch.tensor(x.astype(np.float64))).numpy()
+    y = nn.gelu(x)
+    assert y.dtype == np.float32
+    assert np.max(np.abs(y - ref) / np.maximum(np.abs(ref), 1e-2)) < 1e-5
+    check_grads(nn.gelu, (randn(3, 4, seed=3),), order=3)
