@@ -108,22 +108,21 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None
     else:
         scores = fnp.matmul(q, fnp.swapaxes(k, -1, -2)) * dt(scale)
     keep = None
+    xp = array_module(getval(q))  # masks follow the queries' device
     if mask is not None:
-        m = getval(mask)
-        xp = array_module(m)
-        m = xp.asarray(m)
+        m = xp.asarray(getval(mask))
         if m.dtype == bool:
             keep = m
         else:
             scores = scores + m
     if causal:
-        c = causal_mask(t_q, t_k)
+        c = xp.asarray(causal_mask(t_q, t_k))
         keep = c if keep is None else keep & c
     if keep is None:
         from ._activations import softmax
         p = softmax(scores, axis=-1)
     else:
-        p = _masked_softmax(scores, np.broadcast_to(keep, shape_of(scores)))
+        p = _masked_softmax(scores, xp.broadcast_to(keep, shape_of(scores)))
     return fnp.matmul(p, v)
 
 

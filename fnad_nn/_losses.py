@@ -145,9 +145,8 @@ def sparse_softmax_cross_entropy(logits, labels, *, mask=None, ignore_index=None
       loss = sparse_softmax_cross_entropy(logits, labels, mask=(labels != 0))
     """
     _check_reduction("sparse_softmax_cross_entropy", reduction)
-    labels = getval(labels)
-    xp = array_module(labels)
-    labels = xp.asarray(labels)
+    xp = array_module(getval(logits))  # labels follow the logits' device
+    labels = xp.asarray(getval(labels))
     if labels.dtype.kind not in "iu":
         raise TypeError(f"sparse_softmax_cross_entropy: labels must be integers, got dtype "
                         f"{labels.dtype}; for probability targets use softmax_cross_entropy.")
@@ -210,8 +209,8 @@ def nll_loss(log_probs, labels, *, mask=None, ignore_index=None, reduction="mean
       loss = nll_loss(log_softmax(logits), labels)
     """
     _check_reduction("nll_loss", reduction)
-    labels = getval(labels)
-    xp = array_module(labels)
+    xp = array_module(getval(log_probs))
+    labels = xp.asarray(getval(labels))
     dt = getval(log_probs).dtype
     weight = None
     if ignore_index is not None:
