@@ -7,6 +7,7 @@ owns its arrays.
 
 import numpy as np
 
+from . import _tracer
 from ._tracer import getval
 
 __all__ = ["array_module", "cupy_or_none", "is_cupy_array", "is_array", "asarray_like",
@@ -125,3 +126,15 @@ def asarray_like(x):
     if is_array(x):
         return x
     return np.asarray(x)
+
+
+def _diagnose_impl_error(prim, args, kwargs, exc):
+    """Turn a backend's failure on mixed NumPy/CuPy inputs into a DeviceMismatchError."""
+    if isinstance(exc, DeviceMismatchError):
+        return
+    mixed = find_mixed_devices(args, kwargs)
+    if mixed is not None:
+        raise mixed_device_error(*mixed, op=prim.name) from exc
+
+
+_tracer.impl_error_hook = _diagnose_impl_error

@@ -124,7 +124,11 @@ class Primitive:
         for a in args:
             if isinstance(a, Tracer):
                 return bind_traced(self, args, kwargs)
-        return self.impl(*args, **kwargs)
+        try:
+            return self.impl(*args, **kwargs)
+        except Exception as e:
+            diagnose(self, args, kwargs, e)
+            raise
 
     def missing(self, rule, argnum):
         return NotImplementedError(
@@ -142,9 +146,24 @@ def bind_traced(prim, args, kwargs):
             t = a._trace
             if top is None or t.level > top.level:
                 top = t
-    if prim.nondiff:
-        return prim.impl(*[getval(a) for a in args], **kwargs)
-    return top.process(prim, args, kwargs)
+    try:
+        if prim.nondiff:
+            return prim.impl(*[getval(a) for a in args], **kwargs)
+        return top.process(prim, args, kwargs)
+    except Exception as e:
+        diagnose(prim, args, kwargs, e)
+        raise
+
+
+# Set by fnad._backend: `hook(prim, args, kwargs, exc)` may raise a clearer error (e.g.
+# arrays of two devices mixed) when an implementation fails; costs nothing otherwise.
+impl_error_hook = None
+
+
+def diagnose(prim, args, kwargs, exc):
+    """Give `impl_error_hook` a chance to replace `exc` with a clearer error."""
+    if impl_error_hook is not None:
+        impl_error_hook(prim, args, kwargs, exc)
 
 
 PRIMITIVE_OF = {}  # public callables that cannot carry a `.primitive` attribute (ufuncs)
@@ -170,7 +189,11 @@ def primitive(impl, name=None, *, nondiff=False, multiple_results=False):
         for a in args:
             if isinstance(a, Tracer):
                 return bind_traced(prim, args, kwargs)
-        return impl(*args, **kwargs)
+        try:
+            return impl(*args, **kwargs)
+        except Exception as e:
+            diagnose(prim, args, kwargs, e)
+            raise
 
     fun.__name__ = prim.name
     fun.__qualname__ = prim.name

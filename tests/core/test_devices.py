@@ -140,3 +140,43 @@ def test_find_mixed_devices():
     assert find_mixed_devices(([a, c],)) == (a, c)  # e.g. concatenate([a, c])
     assert find_mixed_devices((a,), {"out": c}) == (a, c)
     assert find_mixed_devices((np.float64(1.0), c)) is None
+
+
+def test_primitive_call_mixing_devices_raises_clear_error():
+    a, c = np.ones(3), FakeCupyArray((3,), np.float64)
+    with pytest.raises(DeviceMismatchError, match=r"concatenate: .*NumPy \(cpu\).*CuPy"):
+        fnp.concatenate([a, c])
+    mine = fnad.extend.primitive(lambda x, y: np.add(x, y), "my_add")
+    with pytest.raises(DeviceMismatchError, match=r"my_add: .*device_put") as info:
+        mine(a, c)
+    assert isinstance(info.value.__cause__, TypeError)  # CuPy's own error is kept as cause
+
+
+@pytest.mark.parametrize("f", [lambda v, c: fnp.sum(fnp.multiply(v, c)),
+                               lambda v, c: fnp.sum(fnp.concatenate([v, c])),
+                               lambda v, c: fnp.sum(fnp.where(v > 0, v, c))],
+                         ids=["ufunc", "concatenate", "where"])
+def test_traced_call_mixing_devices_raises_clear_error(f):
+    c = FakeCupyArray((3,), np.float64)
+    with pytest.raises(DeviceMismatchError, match="device_put"):
+        fnad.grad(f)(np.ones(3), c)
+    with pytest.raises(DeviceMismatchError, match="device_put"):
+        fnad.jvp(lambda v: f(v, c), (np.ones(3),), (np.ones(3),))
+
+
+@pytest.mark.xfail(reason="tracer operators call Trace.process directly (fnad/numpy/_methods.py) "
+                          "and process calls prim.impl (fnad/_autodiff.py) without "
+                          "fnad._tracer.diagnose; CuPy's TypeError comes through instead",
+                   raises=TypeError, strict=False)
+def test_traced_operator_mixing_devices_raises_clear_error():
+    c = FakeCupyArray((3,), np.float64)
+    with pytest.raises(DeviceMismatchError, match="device_put"):
+        fnad.grad(lambda v: fnp.sum(v * c))(np.ones(3))
+
+
+def test_other_errors_pass_through_unchanged():
+    with pytest.raises(ValueError, match="dimensions except for the concatenation axis"):
+        fnp.concatenate([np.ones((2, 2)), np.ones((3, 3))], axis=1)
+    with pytest.raises(ValueError) as info:
+        fnad.grad(lambda v: fnp.sum(fnp.matmul(v, np.ones((4, 2)))))(np.ones((2, 3)))
+    assert not isinstance(info.value, DeviceMismatchError)
