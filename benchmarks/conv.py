@@ -1,19 +1,33 @@
-"""Two-layer conv net forward + backward, fnad_nn vs PyTorch eager (CPU, 2 threads), float32.
+"""Two-layer conv net forward + backward, fnad_nn vs PyTorch eager (CPU, 2 threads by
+default: --threads N sets BLAS and torch threads alike), float32.
 
 Workload: batch 64 of 1x28x28 images; conv 1->32 (3x3, padding 1), ReLU, conv 32->64 (3x3,
 padding 1), ReLU, mean; gradients with respect to all weights and biases. Both libraries
 start from the same weights. Prints medians and the ratio fnad / torch.
 
-Run: python benchmarks/conv.py [--repeats N]
+Run: python benchmarks/conv.py [--repeats N] [--threads N]
 """
 
 import argparse
 import os
 import sys
 
-import numpy as np
-import torch
-import torch.nn.functional as F
+
+def _threads():
+    """--threads N (default 2), applied to BLAS before NumPy is imported and to torch."""
+    n = "2"
+    if "--threads" in sys.argv:
+        n = sys.argv[sys.argv.index("--threads") + 1]
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = n
+    return int(n)
+
+
+THREADS = _threads()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -23,7 +37,7 @@ import fnad.numpy as fnp  # noqa: E402
 import fnad_nn as nn  # noqa: E402
 from _nn_timing import median_times, report  # noqa: E402
 
-torch.set_num_threads(2)
+torch.set_num_threads(THREADS)
 
 
 def main(repeats):
@@ -52,10 +66,12 @@ def main(repeats):
     v, _ = grad_fn(params, x)
     assert abs(float(v) - float(torch_step()[0].detach())) < 1e-4 * abs(float(v)) + 1e-6
     med = median_times({"fnad": lambda: grad_fn(params, x), "torch": torch_step}, repeats)
-    report("conv2d 1->32->64, 3x3, batch 64, 28x28, forward+backward (float32)", med)
+    report(f"conv2d 1->32->64, 3x3, batch 64, 28x28, forward+backward (float32, "
+           f"{THREADS} threads)", med)
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2, help="BLAS and torch threads")
     ap.add_argument("--repeats", type=int, default=15)
     main(ap.parse_args().repeats)

@@ -1,4 +1,5 @@
-"""Pre-norm transformer block forward + backward, fnad_nn vs PyTorch eager (CPU, 2 threads),
+"""Pre-norm transformer block forward + backward, fnad_nn vs PyTorch eager (CPU, 2 threads by
+default: --threads N sets BLAS and torch threads alike),
 float32.
 
 Workload: batch 32, T 64, d_model 128, 4 heads, feed-forward 512 with ReLU (cogforge's
@@ -8,16 +9,29 @@ block is the same computation from standard pieces (LayerNorm, Linear,
 scaled_dot_product_attention) with the same weights. Prints medians and the ratio
 fnad / torch.
 
-Run: python benchmarks/transformer.py [--repeats N] [--activation relu|gelu]
+Run: python benchmarks/transformer.py [--repeats N] [--threads N] [--activation relu|gelu]
 """
 
 import argparse
 import os
 import sys
 
-import numpy as np
-import torch
-import torch.nn.functional as F
+
+def _threads():
+    """--threads N (default 2), applied to BLAS before NumPy is imported and to torch."""
+    n = "2"
+    if "--threads" in sys.argv:
+        n = sys.argv[sys.argv.index("--threads") + 1]
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = n
+    return int(n)
+
+
+THREADS = _threads()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,7 +41,7 @@ import fnad.numpy as fnp  # noqa: E402
 import fnad_nn as nn  # noqa: E402
 from _nn_timing import median_times, report  # noqa: E402
 
-torch.set_num_threads(2)
+torch.set_num_threads(THREADS)
 B, T, D, H = 32, 64, 128, 4
 ACT = "relu"
 
@@ -68,11 +82,12 @@ def main(repeats):
     assert abs(float(v) - float(torch_step()[0].detach())) < 1e-4
     med = median_times({"fnad": lambda: grad_fn(params, x), "torch": torch_step}, repeats)
     report(f"transformer block B={B} T={T} d={D} heads={H} ff={4 * D} ({ACT}), "
-           "forward+backward (float32)", med)
+           f"forward+backward (float32, {THREADS} threads)", med)
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2, help="BLAS and torch threads")
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--activation", choices=["relu", "gelu"], default="relu")
     args = ap.parse_args()
