@@ -28,6 +28,7 @@ __all__ = ["CONFIGS", "Config", "launch", "choose_config", "autotune", "kernel_s
 _SOURCE = r"""
 typedef @T@ T;
 typedef @V@ V;                               // 16-byte vector of VW elements
+#define FMA @FMA@                            // fmaf / fma: one rounding per step
 constexpr int BM = @BM@, BN = @BN@, BK = @BK@, TM = @TM@, TN = @TN@, VW = @VW@;
 constexpr bool TA = @TA@, TB = @TB@, VEC = @VEC@;
 constexpr int NT = (BM / TM) * (BN / TN);    // threads per block
@@ -168,7 +169,7 @@ fnad_matmul(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
 #pragma unroll
                 for (int i = 0; i < TM; ++i)
 #pragma unroll
-                    for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+                    for (int j = 0; j < TN; ++j) acc[i][j] = FMA(a[i], b[j], acc[i][j]);
             }
             if (t + 1 < ntiles) stash(cur ^ 1);
             __syncthreads();
@@ -253,9 +254,9 @@ for _dt, _cfgs in CONFIGS.items():
 def kernel_source(dtype, cfg, ta, tb, vec):
     """The CUDA source of one specialisation (also handy for reading the kernel)."""
     t, v = _CTYPES[np.dtype(dtype)]
-    subs = {"T": t, "V": v, "BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm,
-            "TN": cfg.tn, "VW": _VW[np.dtype(dtype)], "TA": str(ta).lower(),
-            "TB": str(tb).lower(), "VEC": str(vec).lower()}
+    subs = {"T": t, "V": v, "FMA": "fmaf" if t == "float" else "fma", "BM": cfg.bm,
+            "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn, "VW": _VW[np.dtype(dtype)],
+            "TA": str(ta).lower(), "TB": str(tb).lower(), "VEC": str(vec).lower()}
     src = _SOURCE
     for k, val in subs.items():
         src = src.replace(f"@{k}@", str(val))
@@ -269,8 +270,7 @@ def _kernel(cp, dtype, cfg, ta, tb, vec):
     key = (np.dtype(dtype).str, cfg.key(), ta, tb, vec)
     k = _kernels.get(key)
     if k is None:
-        k = cp.RawKernel(kernel_source(dtype, cfg, ta, tb, vec), "fnad_matmul",
-                         options=("--std=c++14",))
+        k = cp.RawKernel(kernel_source(dtype, cfg, ta, tb, vec), "fnad_matmul")
         _kernels[key] = k
     return k
 

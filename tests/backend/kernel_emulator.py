@@ -39,6 +39,7 @@ static inline void __syncthreads() { g_barrier->arrive_and_wait(); }
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 using std::fma;
+using std::fmaf;
 """
 
 _RUNNER = r"""
