@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import PRIMITIVE_OF, Tracer, bind_traced
+from .._tracer import PRIMITIVE_OF, Tracer, bind_traced, diagnose
 from ._indexing import getitem, normalize_index
 
 
@@ -57,16 +57,15 @@ def _operator(ufunc, reflected=False):
             return lambda s, o: bind_traced(prim, (o, s), _NO_KWARGS)
         return lambda s, o: bind_traced(prim, (s, o), _NO_KWARGS)
 
-    if reflected:
-        def op(s, o):
+    def op(s, o):
+        args = (o, s) if reflected else (s, o)
+        try:
             if isinstance(o, Tracer):
-                return bind_traced(prim, (o, s), _NO_KWARGS)
-            return s._trace.process(prim, (o, s), _NO_KWARGS)
-    else:
-        def op(s, o):
-            if isinstance(o, Tracer):
-                return bind_traced(prim, (s, o), _NO_KWARGS)
-            return s._trace.process(prim, (s, o), _NO_KWARGS)
+                return bind_traced(prim, args, _NO_KWARGS)
+            return s._trace.process(prim, args, _NO_KWARGS)
+        except Exception as e:  # e.g. NumPy and CuPy arrays mixed: say so clearly
+            diagnose(prim, args, _NO_KWARGS, e)
+            raise
     return op
 
 

@@ -164,10 +164,6 @@ def test_traced_call_mixing_devices_raises_clear_error(f):
         fnad.jvp(lambda v: f(v, c), (np.ones(3),), (np.ones(3),))
 
 
-@pytest.mark.xfail(reason="tracer operators call Trace.process directly (fnad/numpy/_methods.py) "
-                          "and process calls prim.impl (fnad/_autodiff.py) without "
-                          "fnad._tracer.diagnose; CuPy's TypeError comes through instead",
-                   raises=TypeError, strict=False)
 def test_traced_operator_mixing_devices_raises_clear_error():
     c = FakeCupyArray((3,), np.float64)
     with pytest.raises(DeviceMismatchError, match="device_put"):
