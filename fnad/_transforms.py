@@ -14,11 +14,12 @@ __all__ = ["vjp", "grad", "value_and_grad", "jvp", "custom_vjp", "checkpoint",
            "stop_gradient"]
 
 
-def _as_input(x, fname, what):
-    if isinstance(x, Tracer) or is_array(x):
+def _as_input(x, fname, what, i=None):
+    if type(x) is np.ndarray or isinstance(x, Tracer) or is_array(x):
         return x
     if isinstance(x, (bool, int, float, complex)):
         return np.asarray(x)
+    what = what if i is None else f"{what} {i}"
     raise TypeError(f"{fname}: {what} has type {type(x).__name__}, which is not an array, a "
                     "Python scalar or a pytree of them; convert it with fnad.numpy.asarray.")
 
@@ -61,11 +62,15 @@ def _vjp(fun, primals, has_aux, argnums=None):
     """vjp; with `argnums` (the argument number of each primal) it is grad's and refuses
     non-float inputs, naming the argument."""
     flat, in_tree = tree_flatten(primals)
-    flat = [_as_input(x, "vjp", f"primal leaf {i}") for i, x in enumerate(flat)]
-    if argnums is not None:
-        _check_float_leaves(flat, in_tree, argnums)
     trace = RevTrace()
-    boxed = [trace.new_input(x) if _is_float(x) else x for x in flat]
+    boxed = []
+    for i, x in enumerate(flat):
+        x = flat[i] = _as_input(x, "vjp", "primal leaf", i)
+        if getval(x).dtype.kind in "fc":
+            x = trace.new_input(x)
+        elif argnums is not None:
+            _refuse_leaf(flat, in_tree, argnums, i)
+        boxed.append(x)
     out = fun(*tree_unflatten(in_tree, boxed))
     aux = None
     if has_aux:
@@ -85,31 +90,41 @@ def _vjp(fun, primals, has_aux, argnums=None):
             raise ValueError("vjp function: the cotangent's structure differs from the output's:"
                              f"\n  output:    {out_tree}\n  cotangent: {ct_tree}")
         seeds = []
-        for k, (o, c, (shape, dtype)) in enumerate(zip(out_flat, ct_flat, out_specs)):
-            c_shape, c_dtype = _shape_dtype(c)
-            if c_shape != shape:
-                raise ValueError(f"vjp function: cotangent {k} has shape {c_shape} but the output "
-                                 f"has shape {shape}; pass a cotangent shaped like the output.")
-            if c_dtype != dtype and not (isinstance(c, (int, float)) and shape == ()):
-                raise ValueError(f"vjp function: cotangent {k} has dtype {c_dtype} but the output "
-                                 f"has dtype {dtype}; cast it with .astype({dtype}).")
-            if isinstance(c, (int, float)):
-                c = np.asarray(c, dtype=dtype)
+        for k, (o, c, spec) in enumerate(zip(out_flat, ct_flat, out_specs)):
+            c = _checked_ct(k, c, spec)
             if isinstance(o, RevTracer) and o._trace is trace:
                 seeds.append((o._idx, c))
         grads = backward(trace.tape, seeds)
         res = []
         for x, b in zip(flat, boxed):
-            g = grads[b._idx] if isinstance(b, RevTracer) else None
+            g = None if b is x else grads[b._idx]
             if g is None:
                 g = zeros_like_value(x)
-            elif getval(g).dtype != getval(x).dtype or getval(g).shape != getval(x).shape:
-                g = _fix_ct(g, x)
+            else:
+                gv, xv = getval(g), getval(x)
+                if gv.dtype != xv.dtype or gv.shape != xv.shape:
+                    g = _fix_ct(g, x)
             res.append(g)
         return tuple(tree_unflatten(in_tree, res))
 
     out_primal = tree_unflatten(out_tree, out_vals)
     return (out_primal, vjp_fun, aux) if has_aux else (out_primal, vjp_fun)
+
+
+def _checked_ct(k, c, spec):
+    """Cotangent `k`, checked against its output's (shape, dtype); a Python scalar for a
+    0-d output becomes an array."""
+    shape, dtype = spec
+    c_shape, c_dtype = _shape_dtype(c)
+    if c_shape != shape:
+        raise ValueError(f"vjp function: cotangent {k} has shape {c_shape} but the output "
+                         f"has shape {shape}; pass a cotangent shaped like the output.")
+    if c_dtype != dtype and not (isinstance(c, (int, float)) and shape == ()):
+        raise ValueError(f"vjp function: cotangent {k} has dtype {c_dtype} but the output "
+                         f"has dtype {dtype}; cast it with .astype({dtype}).")
+    if isinstance(c, (int, float)):
+        c = np.asarray(c, dtype=dtype)
+    return c
 
 
 def _fix_ct(g, x):
@@ -133,16 +148,15 @@ def _argnums_tuple(argnums, nargs, fname):
     return tuple(a % nargs for a in nums)
 
 
-def _check_float_leaves(flat, in_tree, argnums):
+def _refuse_leaf(flat, in_tree, argnums, i):
+    """grad's error for the non-float leaf `i`, naming its argument."""
     k = 0
     for n, child in zip(argnums, in_tree.children):
-        for v in flat[k:k + child.num_leaves]:
-            v = getval(v)
-            if v.dtype.kind not in "fc":
-                raise TypeError(f"grad requires real- or complex-valued inputs, but argument "
-                                f"{n} has dtype {v.dtype}; pass floats, e.g. x.astype(float), "
-                                "or leave it out of argnums.")
         k += child.num_leaves
+        if i < k:
+            raise TypeError(f"grad requires real- or complex-valued inputs, but argument "
+                            f"{n} has dtype {getval(flat[i]).dtype}; pass floats, e.g. "
+                            "x.astype(float), or leave it out of argnums.")
 
 
 def value_and_grad(fun, argnums=0, has_aux=False):
@@ -238,8 +252,8 @@ def jvp(fun, primals, tangents):
     trace = JVPTrace()
     boxed = []
     for i, (p, t) in enumerate(zip(p_flat, t_flat)):
-        p = _as_input(p, "jvp", f"primal leaf {i}")
-        t = _as_input(t, "jvp", f"tangent leaf {i}")
+        p = _as_input(p, "jvp", "primal leaf", i)
+        t = _as_input(t, "jvp", "tangent leaf", i)
         if _shape_dtype(p)[0] != _shape_dtype(t)[0]:
             raise ValueError(f"jvp: primal {i} has shape {_shape_dtype(p)[0]} but its tangent has "
                              f"shape {_shape_dtype(t)[0]}.")

@@ -32,7 +32,8 @@ def wrap_nondiff(np_fun, name=None):
 
 def shape(x):
     """The shape of an array, tracer or Python scalar."""
-    return tuple(getattr(x, "shape", ()))
+    s = getattr(x, "shape", ())
+    return s if type(s) is tuple else tuple(s)
 
 
 def ndim(x):
@@ -72,17 +73,20 @@ def unbroadcast(g, to_shape):
     operand of a (B, T, C) result gets `sum(g, axis=1, keepdims=True)`.
     """
     g_shape = shape(g)
+    if g_shape == to_shape:  # the common case, first and cheap
+        return g
     to_shape = tuple(to_shape)
     if g_shape == to_shape:
         return g
-    fnp = fnp_lazy()
     lead = len(g_shape) - len(to_shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(to_shape) if s == 1 and g_shape[lead + i] != 1)
+    # The array methods (which tracers have too) cost half of fnp.sum/fnp.reshape's wrappers.
+    # With no leading axes, keepdims gives `to_shape` at once.
     if axes:
-        g = fnp.sum(g, axis=axes)
+        g = g.sum(axis=axes, keepdims=lead == 0)
     if shape(g) != to_shape:
-        g = fnp.reshape(g, to_shape)
+        g = g.reshape(to_shape)
     return g
 
 
