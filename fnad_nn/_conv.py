@@ -1,10 +1,10 @@
 """2-D convolution (NCHW, stride, padding, dilation, groups) and max/avg pooling.
 
 Both rest on one pair of linear primitives: `im2col` (a strided view of the padded input,
-copied once into `(C, kh, kw, N, H_out, W_out)`) and its transpose `col2im` (a scatter-add of
+copied once into `(N, C, kh, kw, H_out, W_out)`) and its transpose `col2im` (a scatter-add of
 the kh * kw window offsets). Each is the other's VJP, so any derivative order works. With
-the batch inside the columns' last axis, a convolution is one matmul per group,
-`(O, C*kh*kw) @ (C*kh*kw, N*H_out*W_out)`, and so are both halves of its backward pass.
+the batch first, a convolution is one batched matmul `(O, C*kh*kw) @ (N, C*kh*kw,
+H_out*W_out)` whose result is already NCHW, and so are both halves of its backward pass.
 """
 
 import math
@@ -16,6 +16,7 @@ from fnad._backend import array_module
 from fnad.extend import defjvp, defvjp, primitive
 
 from . import _init
+from ._conv_s1 import conv_s1
 from ._util import shape_of
 
 __all__ = ["init_conv2d", "conv2d", "max_pool2d", "avg_pool2d"]
@@ -36,16 +37,23 @@ def _out_size(size, k, s, p, d):
 
 # ----------------------------------------------------------------------------- primitives
 
+def _pad(xp, x, ph, pw, pad_value):
+    n, c, h, w = x.shape
+    out = xp.full((n, c, h + 2 * ph, w + 2 * pw), pad_value, x.dtype)
+    out[:, :, ph:ph + h, pw:pw + w] = x
+    return out
+
+
 def _im2col_impl(x, kernel, stride, padding, dilation, pad_value=0.0):
     xp = array_module(x)
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
     n, c, h, w = x.shape
     ho, wo = _out_size(h, kh, sh, ph, dh), _out_size(w, kw, sw, pw, dw)
     if ph or pw:
-        x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+        x = _pad(xp, x, ph, pw, pad_value)
     s0, s1, s2, s3 = x.strides
     view = xp.lib.stride_tricks.as_strided(
-        x, (c, kh, kw, n, ho, wo), (s1, s2 * dh, s3 * dw, s0, s2 * sh, s3 * sw))
+        x, (n, c, kh, kw, ho, wo), (s0, s1, s2 * dh, s3 * dw, s2 * sh, s3 * sw))
     return xp.ascontiguousarray(view)
 
 
@@ -58,7 +66,7 @@ def _col2im_impl(cols, x_shape, kernel, stride, padding, dilation):
     for i in range(kh):
         for j in range(kw):
             out[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh,
-                j * dw:j * dw + sw * (wo - 1) + 1:sw] += cols[:, i, j].transpose(1, 0, 2, 3)
+                j * dw:j * dw + sw * (wo - 1) + 1:sw] += cols[:, :, i, j]
     return out[:, :, ph:ph + h, pw:pw + w]
 
 
@@ -162,15 +170,18 @@ def conv2d(params, x, *, stride=1, padding=0, dilation=1):
             raise ValueError("conv2d: padding='same' with an even effective kernel size is "
                              "asymmetric; pass explicit padding.")
     padding = _pair(padding, "padding", "conv2d")
-    cols = im2col(x, (kh, kw), stride, padding, dilation)
-    ho, wo = shape_of(cols)[-2:]
     k = c_g * kh * kw
-    if groups == 1:
-        y = fnp.matmul(fnp.reshape(w, (c_out, k)), fnp.reshape(cols, (k, n * ho * wo)))
+    if stride == (1, 1) and groups == 1:
+        y = conv_s1(x, fnp.reshape(w, (c_out, k)), ((kh, kw), padding, dilation))
     else:
-        y = fnp.matmul(fnp.reshape(w, (groups, c_out // groups, k)),
-                       fnp.reshape(cols, (groups, k, n * ho * wo)))
-    y = fnp.transpose(fnp.reshape(y, (c_out, n, ho, wo)), (1, 0, 2, 3))
+        cols = im2col(x, (kh, kw), stride, padding, dilation)
+        ho, wo = shape_of(cols)[-2:]
+        if groups == 1:
+            y = fnp.matmul(fnp.reshape(w, (c_out, k)), fnp.reshape(cols, (n, k, ho * wo)))
+        else:
+            y = fnp.matmul(fnp.reshape(w, (groups, c_out // groups, k)),
+                           fnp.reshape(cols, (n, groups, k, ho * wo)))
+        y = fnp.reshape(y, (n, c_out, ho, wo))
     if "b" in params:
         y = y + fnp.reshape(params["b"], (c_out, 1, 1))
     return _restore(y, lead)
@@ -205,7 +216,7 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
     k, s, p, d = _pool_args("max_pool2d", kernel_size, stride, padding, dilation)
     x, lead = _as_nchw("max_pool2d", x)
     cols = im2col(x, k, s, p, d, -math.inf)
-    return _restore(fnp.transpose(fnp.max(cols, axis=(1, 2)), (1, 0, 2, 3)), lead)
+    return _restore(fnp.max(cols, axis=(2, 3)), lead)
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0):
@@ -227,4 +238,4 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0):
     k, s, p, d = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
     x, lead = _as_nchw("avg_pool2d", x)
     cols = im2col(x, k, s, p, d)
-    return _restore(fnp.transpose(fnp.mean(cols, axis=(1, 2)), (1, 0, 2, 3)), lead)
+    return _restore(fnp.mean(cols, axis=(2, 3)), lead)

@@ -46,6 +46,30 @@ def test_conv2d_higher_order():
                 order=2)
 
 
+@pytest.mark.parametrize("padding, dilation", [(1, 1), ((2, 0), (2, 1))], ids=str)
+def test_conv2d_stride1_higher_order(padding, dilation):
+    # stride 1 runs on the chunked conv_s1 primitives, whose VJPs are one another
+    params = {"w": randn(3, 2, 3, 2, seed=4), "b": randn(3, seed=5)}
+    check_grads(lambda p, x: nn.conv2d(p, x, padding=padding, dilation=dilation),
+                (params, randn(2, 2, 5, 4, seed=6)), order=3)
+
+
+def test_conv2d_stride1_chunked(monkeypatch):
+    # one image per chunk gives the same values and gradients as one chunk
+    import fnad_nn._conv_s1 as s1
+    params = {"w": randn(4, 3, 3, 3, seed=7), "b": randn(4, seed=8)}
+    x = randn(3, 3, 6, 5, seed=9)
+
+    def f(p, x):
+        return fnp.sum(nn.conv2d(p, x, padding=1) ** 2)
+
+    ref = fnad.value_and_grad(f, argnums=(0, 1))(params, x)
+    monkeypatch.setattr(s1, "_CHUNK_BYTES", 1)
+    got = fnad.value_and_grad(f, argnums=(0, 1))(params, x)
+    for a, b in zip(fnad.tree_leaves(ref), fnad.tree_leaves(got)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 def test_conv2d_errors():
     with pytest.raises(ValueError, match="conv2d: input has 3 channels"):
         nn.conv2d({"w": randn(4, 2, 3, 3)}, randn(1, 3, 5, 5))

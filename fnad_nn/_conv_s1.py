@@ -1,0 +1,127 @@
+"""Stride-1 convolution as three linear primitives that never hold the whole column matrix.
+
+`conv_s1(x, w, geom)` is the forward correlation, `conv_s1_dx(g, w, x_shape, geom)` its
+transpose in `x` and `conv_s1_dw(g, x, w_shape, geom)` its transpose in `w`; each one's VJPs
+are the other two (as JAX's convolution transpose rules), so any derivative order works.
+`geom = ((kh, kw), (ph, pw), (dh, dw))`; `w` is `(O, C*kh*kw)` (one group).
+
+Windows are taken from the padded input flattened per channel: output pixel (i, j) and
+kernel offset (a, b) read flat position `i*Wp + j + (a*dh*Wp + b*dw)`. Computing the output on
+an `(H_out, Wp)` grid (its last `Wp - W_out` columns are junk and cropped) makes every offset
+one contiguous run of `H_out * Wp` values, so the column copy and its transpose (one contiguous
+add per offset) run at memory speed. The batch is processed a few images at a time so the
+columns of a chunk stay in cache between the copy and the GEMM (or the GEMM and the add).
+"""
+
+from fnad._backend import array_module
+from fnad.extend import defjvp_linear, defvjp, primitive
+
+from ._util import shape_of
+
+__all__ = ["conv_s1", "conv_s1_dx", "conv_s1_dw"]
+
+_CHUNK_BYTES = 1 << 20  # column-matrix bytes per chunk of images
+
+
+def _dims(x_shape, geom):
+    (kh, kw), (ph, pw), (dh, dw) = geom
+    n, c, h, w = x_shape
+    hp, wp = h + 2 * ph, w + 2 * pw
+    ho, wo = hp - dh * (kh - 1), wp - dw * (kw - 1)
+    return hp, wp, ho, wo
+
+
+def _chunks(n, k, m, itemsize):
+    nb = max(1, min(n, _CHUNK_BYTES // max(1, k * m * itemsize)))
+    return [(i, min(n, i + nb)) for i in range(0, n, nb)]
+
+
+def _flat_pad(xp, x, geom):
+    """`x (N, C, H, W)` zero-padded and flattened to `(N, C, Hp*Wp + dw*(kw-1))`."""
+    (kh, kw), (ph, pw), (dh, dw) = geom
+    n, c, h, w = x.shape
+    hp, wp, _, _ = _dims(x.shape, geom)
+    out = xp.zeros((n, c, hp * wp + dw * (kw - 1)), x.dtype)
+    out[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, ph:ph + h, pw:pw + w] = x
+    return out
+
+
+def _cols(xp, xf, wp, m, geom):
+    """Columns `(nb, C*kh*kw, m)` of a chunk `xf (nb, C, L)` of the flat padded input."""
+    (kh, kw), _, (dh, dw) = geom
+    nb, c, _ = xf.shape
+    s0, s1, s2 = xf.strides
+    view = xp.lib.stride_tricks.as_strided(
+        xf, (nb, c, kh, kw, m), (s0, s1, s2 * dh * wp, s2 * dw, s2))
+    return xp.ascontiguousarray(view).reshape(nb, c * kh * kw, m)
+
+
+def _pad_out(xp, g, wp):
+    """`g (nb, O, Ho, Wo)` on the `(Ho, Wp)` grid, zeros in the junk columns: `(nb, O, Ho*Wp)`."""
+    nb, o, ho, wo = g.shape
+    out = xp.zeros((nb, o, ho, wp), g.dtype)
+    out[..., :wo] = g
+    return out.reshape(nb, o, ho * wp)
+
+
+def _conv_s1_impl(x, w, geom):
+    xp = array_module(x)
+    n = x.shape[0]
+    hp, wp, ho, wo = _dims(x.shape, geom)
+    m = ho * wp
+    xf = _flat_pad(xp, x, geom)
+    y = xp.empty((n, w.shape[0], ho, wo), x.dtype)
+    for a, b in _chunks(n, w.shape[1], m, x.itemsize):
+        yc = xp.matmul(w, _cols(xp, xf[a:b], wp, m, geom))
+        y[a:b] = yc.reshape(b - a, -1, ho, wp)[..., :wo]
+    return y
+
+
+def _conv_s1_dx_impl(g, w, x_shape, geom):
+    xp = array_module(g)
+    (kh, kw), (ph, pw), (dh, dw) = geom
+    n, c, h, wd = x_shape
+    hp, wp, ho, wo = _dims(x_shape, geom)
+    m = ho * wp
+    out = xp.zeros((n, c, hp * wp + dw * (kw - 1)), g.dtype)
+    wt = w.T
+    for a, b in _chunks(n, w.shape[1], m, g.itemsize):
+        cols = xp.matmul(wt, _pad_out(xp, g[a:b], wp)).reshape(b - a, c, kh, kw, m)
+        oc = out[a:b]
+        for i in range(kh):
+            for j in range(kw):
+                o = i * dh * wp + j * dw
+                oc[:, :, o:o + m] += cols[:, :, i, j]
+    return out[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, ph:ph + h, pw:pw + wd]
+
+
+def _conv_s1_dw_impl(g, x, w_shape, geom):
+    xp = array_module(g)
+    n = x.shape[0]
+    hp, wp, ho, wo = _dims(x.shape, geom)
+    m = ho * wp
+    xf = _flat_pad(xp, x, geom)
+    dw = xp.zeros(w_shape, g.dtype)
+    for a, b in _chunks(n, w_shape[1], m, g.itemsize):
+        cols = _cols(xp, xf[a:b], wp, m, geom)
+        dw += xp.matmul(_pad_out(xp, g[a:b], wp), cols.transpose(0, 2, 1)).sum(0)
+    return dw
+
+
+conv_s1 = primitive(_conv_s1_impl, "conv_s1")
+conv_s1_dx = primitive(_conv_s1_dx_impl, "conv_s1_dx")
+conv_s1_dw = primitive(_conv_s1_dw_impl, "conv_s1_dw")
+
+
+defvjp(conv_s1,
+       lambda g, ans, x, w, geom: conv_s1_dx(g, w, shape_of(x), geom),
+       lambda g, ans, x, w, geom: conv_s1_dw(g, x, shape_of(w), geom))
+defvjp(conv_s1_dx,
+       lambda ct, ans, g, w, xs, geom: conv_s1(ct, w, geom),
+       lambda ct, ans, g, w, xs, geom: conv_s1_dw(g, ct, shape_of(w), geom))
+defvjp(conv_s1_dw,
+       lambda ct, ans, g, x, ws, geom: conv_s1(x, ct, geom),
+       lambda ct, ans, g, x, ws, geom: conv_s1_dx(g, ct, shape_of(x), geom))
+defjvp_linear(conv_s1, argnums=(0, 1))
+defjvp_linear(conv_s1_dx, argnums=(0, 1))
+defjvp_linear(conv_s1_dw, argnums=(0, 1))
