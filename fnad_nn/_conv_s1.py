@@ -46,22 +46,27 @@ def _flat_pad(xp, x, geom):
     return out
 
 
-def _cols(xp, xf, wp, m, geom):
-    """Columns `(nb, C*kh*kw, m)` of a chunk `xf (nb, C, L)` of the flat padded input."""
+def _cols(xp, xf, wp, m, geom, buf):
+    """Columns `(nb, C*kh*kw, m)` of a chunk `xf (nb, C, L)` of the flat padded input, copied
+    into (the first nb images of) `buf`: reusing one buffer spares the page faults of a fresh
+    allocation per chunk, which cost more than the copy itself."""
     (kh, kw), _, (dh, dw) = geom
     nb, c, _ = xf.shape
     s0, s1, s2 = xf.strides
     view = xp.lib.stride_tricks.as_strided(
         xf, (nb, c, kh, kw, m), (s0, s1, s2 * dh * wp, s2 * dw, s2))
-    return xp.ascontiguousarray(view).reshape(nb, c * kh * kw, m)
+    out = buf[:nb]
+    xp.copyto(out.reshape(view.shape), view)
+    return out
 
 
-def _pad_out(xp, g, wp):
-    """`g (nb, O, Ho, Wo)` on the `(Ho, Wp)` grid, zeros in the junk columns: `(nb, O, Ho*Wp)`."""
+def _pad_out(g, buf):
+    """`g (nb, O, Ho, Wo)` copied into `buf (nb', O, Ho, Wp)`, whose junk columns stay 0:
+    `(nb, O, Ho*Wp)`."""
     nb, o, ho, wo = g.shape
-    out = xp.zeros((nb, o, ho, wp), g.dtype)
+    out = buf[:nb]
     out[..., :wo] = g
-    return out.reshape(nb, o, ho * wp)
+    return out.reshape(nb, o, -1)
 
 
 def _conv_s1_impl(x, w, geom):
@@ -71,8 +76,12 @@ def _conv_s1_impl(x, w, geom):
     m = ho * wp
     xf = _flat_pad(xp, x, geom)
     y = xp.empty((n, w.shape[0], ho, wo), x.dtype)
-    for a, b in _chunks(n, w.shape[1], m, x.itemsize):
-        yc = xp.matmul(w, _cols(xp, xf[a:b], wp, m, geom))
+    chunks = _chunks(n, w.shape[1], m, x.itemsize)
+    nb = chunks[0][1]
+    cbuf = xp.empty((nb, w.shape[1], m), x.dtype)
+    ybuf = xp.empty((nb, w.shape[0], m), x.dtype)
+    for a, b in chunks:
+        yc = xp.matmul(w, _cols(xp, xf[a:b], wp, m, geom, cbuf), out=ybuf[:b - a])
         y[a:b] = yc.reshape(b - a, -1, ho, wp)[..., :wo]
     return y
 
@@ -84,9 +93,14 @@ def _conv_s1_dx_impl(g, w, x_shape, geom):
     hp, wp, ho, wo = _dims(x_shape, geom)
     m = ho * wp
     out = xp.zeros((n, c, hp * wp + dw * (kw - 1)), g.dtype)
-    wt = w.T
-    for a, b in _chunks(n, w.shape[1], m, g.itemsize):
-        cols = xp.matmul(wt, _pad_out(xp, g[a:b], wp)).reshape(b - a, c, kh, kw, m)
+    wt = xp.ascontiguousarray(w.T)
+    chunks = _chunks(n, w.shape[1], m, g.itemsize)
+    nb = chunks[0][1]
+    gbuf = xp.zeros((nb, w.shape[0], ho, wp), g.dtype)
+    cbuf = xp.empty((nb, w.shape[1], m), g.dtype)
+    for a, b in chunks:
+        cols = xp.matmul(wt, _pad_out(g[a:b], gbuf), out=cbuf[:b - a])
+        cols = cols.reshape(b - a, c, kh, kw, m)
         oc = out[a:b]
         for i in range(kh):
             for j in range(kw):
@@ -102,9 +116,15 @@ def _conv_s1_dw_impl(g, x, w_shape, geom):
     m = ho * wp
     xf = _flat_pad(xp, x, geom)
     dw = xp.zeros(w_shape, g.dtype)
-    for a, b in _chunks(n, w_shape[1], m, g.itemsize):
-        cols = _cols(xp, xf[a:b], wp, m, geom)
-        dw += xp.matmul(_pad_out(xp, g[a:b], wp), cols.transpose(0, 2, 1)).sum(0)
+    chunks = _chunks(n, w_shape[1], m, g.itemsize)
+    nb = chunks[0][1]
+    gbuf = xp.zeros((nb, w_shape[0], ho, wp), g.dtype)
+    cbuf = xp.empty((nb, w_shape[1], m), g.dtype)
+    pbuf = xp.empty((nb,) + tuple(w_shape), g.dtype)
+    for a, b in chunks:
+        cols = _cols(xp, xf[a:b], wp, m, geom, cbuf)
+        p = xp.matmul(_pad_out(g[a:b], gbuf), cols.transpose(0, 2, 1), out=pbuf[:b - a])
+        dw += p.sum(0)
     return dw
 
 
