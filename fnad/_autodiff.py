@@ -72,20 +72,19 @@ class RevTrace(Trace):
         return RevTracer(value, self, idx)
 
     def process(self, prim, args, kwargs):
-        vals = []
+        vals = list(args)
         parents = []
         outer = False
         for i, a in enumerate(args):
+            if not isinstance(a, Tracer):
+                continue
             if type(a) is RevTracer and a._trace is self:
-                a_val = a._value
-                vals.append(a_val)
+                a_val = vals[i] = a._value
                 parents.append((i, a._idx))
                 if isinstance(a_val, Tracer):
                     outer = True
             else:
-                vals.append(a)
-                if isinstance(a, Tracer):
-                    outer = True
+                outer = True
         ans = bind_traced(prim, vals, kwargs) if outer else prim.impl(*vals, **kwargs)
         if prim.multiple_results:
             return self.record(prim, ans, vals, kwargs, parents)
@@ -107,17 +106,21 @@ class RevTrace(Trace):
         return type(ans)(outs) if isinstance(ans, tuple) else outs
 
 
-def backward(tape, seeds):
-    """Run the tape backwards from `seeds` [(idx, cotangent)]; returns the grads list."""
+def backward(tape, seeds, consume=False):
+    """Run the tape backwards from `seeds` [(idx, cotangent)]; returns the grads list.
+
+    With `consume`, each entry is dropped once passed, so that the forward values it holds
+    are freed during the backward pass (lower peak memory; the tape cannot be run again).
+    """
     grads = [None] * len(tape)
     for idx, g in seeds:
         grads[idx] = add_cotangents(grads[idx], g)
     for idx in range(len(tape) - 1, -1, -1):
         g = grads[idx]
-        if g is None:
-            continue
         entry = tape[idx]
-        if entry is None:  # an input: keep its cotangent
+        if consume:
+            tape[idx] = None
+        if g is None or entry is None:  # nothing flows here, or an input: keep its cotangent
             continue
         grads[idx] = None
         prim = entry[0]

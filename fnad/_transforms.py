@@ -58,9 +58,10 @@ def vjp(fun, *primals, has_aux=False):
     return _vjp(fun, primals, has_aux)
 
 
-def _vjp(fun, primals, has_aux, argnums=None):
+def _vjp(fun, primals, has_aux, argnums=None, once=False):
     """vjp; with `argnums` (the argument number of each primal) it is grad's and refuses
-    non-float inputs, naming the argument."""
+    non-float inputs, naming the argument. With `once`, the returned function may be called
+    only once: its backward pass frees the forward values as it goes."""
     flat, in_tree = tree_flatten(primals)
     trace = RevTrace()
     boxed = []
@@ -94,7 +95,7 @@ def _vjp(fun, primals, has_aux, argnums=None):
             c = _checked_ct(k, c, spec)
             if isinstance(o, RevTracer) and o._trace is trace:
                 seeds.append((o._idx, c))
-        grads = backward(trace.tape, seeds)
+        grads = backward(trace.tape, seeds, consume=once)
         res = []
         for x, b in zip(flat, boxed):
             g = None if b is x else grads[b._idx]
@@ -186,7 +187,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
                 full[n] = d
             return fun(*full, **kwargs)
 
-        res = _vjp(partial, tuple(args[n] for n in nums), has_aux, nums)
+        res = _vjp(partial, tuple(args[n] for n in nums), has_aux, nums, once=True)
         out, f_vjp = res[0], res[1]
         if not (isinstance(out, (Tracer, float)) or is_array(out)) or _shape_dtype(out)[0] != ():
             raise TypeError(f"grad requires {name} to return a scalar, but it returned "
