@@ -36,7 +36,9 @@ def _unbox_own(x, trace):
 
 def _shape_dtype(x):
     v = getval(x)
-    return tuple(getattr(v, "shape", ())), getattr(v, "dtype", np.asarray(v).dtype)
+    if not hasattr(v, "dtype"):  # a Python scalar
+        v = np.asarray(v)
+    return tuple(v.shape), v.dtype
 
 
 def vjp(fun, *primals, has_aux=False):
@@ -189,11 +191,14 @@ def value_and_grad(fun, argnums=0, has_aux=False):
 
         res = _vjp(partial, tuple(args[n] for n in nums), has_aux, nums, once=True)
         out, f_vjp = res[0], res[1]
-        if not (isinstance(out, (Tracer, float)) or is_array(out)) or _shape_dtype(out)[0] != ():
+        if not (isinstance(out, (Tracer, float)) or is_array(out)):
+            shape = None
+        else:
+            shape, dtype = _shape_dtype(out)
+        if shape != ():
             raise TypeError(f"grad requires {name} to return a scalar, but it returned "
                             f"{_describe(out)}; use fnad.jacrev or fnad.vjp for non-scalar "
                             "outputs.")
-        dtype = _shape_dtype(out)[1]
         if np.dtype(dtype).kind not in "fc":
             raise TypeError(f"grad requires {name} to return a float scalar, but it returned "
                             f"dtype {dtype}; cast the output to a float dtype.")
