@@ -282,6 +282,8 @@ stop_gradient_p = primitive(lambda x: x, "stop_gradient", nondiff=True)
 
 def stop_gradient(x):
     """Return `x` (any pytree) with no derivative at any level of tracing."""
+    if isinstance(x, Tracer):  # a single traced array, the common case
+        return stop_gradient_p(x)
     leaves, tree = tree_flatten(x)
     return tree_unflatten(tree, [stop_gradient_p(v) if isinstance(v, Tracer) else v
                                  for v in leaves])
