@@ -7,9 +7,10 @@ import numpy as np
 
 import fnad.numpy as fnp
 from fnad._backend import array_module
-from fnad.extend import defjvp, defvjp, getval, primitive
+from fnad.extend import getval
 
 from . import _init
+from ._fused import affine, attention_softmax
 from ._positional import rotary_embedding
 from ._util import shape_of, split_key
 
@@ -17,28 +18,9 @@ __all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask",
            "init_multi_head_attention", "multi_head_attention", "init_kv_cache"]
 
 
-# ----------------------------------------------------------------------------- masked softmax
-# Masked positions get probability exactly 0. A row with every position masked has no
-# distribution to normalise: we define its probabilities (and so its attention output and
-# every gradient through it) as 0, where a plain -inf softmax would give NaN.
-
-def _masked_softmax_impl(s, keep):
-    s = np.where(keep, s, -np.inf)
-    m = np.max(s, axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0)
-    e = np.exp(s - m)
-    d = np.sum(e, axis=-1, keepdims=True)
-    e /= np.where(d == 0, 1, d)
-    return e
-
-
-def _softmax_rule(g, ans, s, keep=None):
-    return ans * (g - fnp.sum(g * ans, axis=-1, keepdims=True))
-
-
-_masked_softmax = primitive(_masked_softmax_impl, "masked_softmax")
-defvjp(_masked_softmax, _softmax_rule)
-defjvp(_masked_softmax, _softmax_rule)  # symmetric Jacobian
+# Bool and causal masks remove positions (probability exactly 0). A row with every position
+# masked has no distribution to normalise: we define its probabilities (and so its attention
+# output and every gradient through it) as 0, where a plain -inf softmax would give NaN.
 
 
 def causal_mask(t_q, t_k=None):
@@ -100,13 +82,8 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None
         raise ValueError(f"scaled_dot_product_attention: q {shape_of(q)}, k {shape_of(k)} and v "
                          f"{shape_of(v)} disagree; need q (..., T_q, D), k (..., T_k, D), "
                          "v (..., T_k, D_v).")
-    scale = 1.0 / math.sqrt(d) if scale is None else scale
-    # scale whichever of q (T_q * D values) and the scores (T_q * T_k) is smaller
-    dt = getval(q).dtype.type
-    if t_k >= d:
-        scores = fnp.matmul(q * dt(scale), fnp.swapaxes(k, -1, -2))
-    else:
-        scores = fnp.matmul(q, fnp.swapaxes(k, -1, -2)) * dt(scale)
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    scores = fnp.matmul(q, fnp.swapaxes(k, -1, -2))
     keep = None
     xp = array_module(getval(q))  # masks follow the queries' device
     if mask is not None:
@@ -114,15 +91,13 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None
         if m.dtype == bool:
             keep = m
         else:
-            scores = scores + m
+            scores = scores * scale + m
+            scale = 1.0
     if causal:
         c = xp.asarray(causal_mask(t_q, t_k))
         keep = c if keep is None else keep & c
-    if keep is None:
-        from ._activations import softmax
-        p = softmax(scores, axis=-1)
-    else:
-        p = _masked_softmax(scores, xp.broadcast_to(keep, shape_of(scores)))
+    # the scale, the mask and the softmax in one primitive, in place on one array
+    p = attention_softmax(scores, None if keep is None else ~keep, scale)
     return fnp.matmul(p, v)
 
 
@@ -212,9 +187,8 @@ def _split_heads(p, x):
     if s[-1] != d_in:
         raise ValueError(f"multi_head_attention: input of shape {s} does not match a projection "
                          f"from {d_in} features; check d_model/d_context of the parameters.")
-    y = fnp.matmul(fnp.reshape(x, (-1, d_in)), fnp.reshape(w, (d_in, h * dh)))
-    if "b" in p:
-        y = y + fnp.reshape(p["b"], (h * dh,))
+    x2, w2 = fnp.reshape(x, (-1, d_in)), fnp.reshape(w, (d_in, h * dh))
+    y = (affine(x2, w2, fnp.reshape(p["b"], (h * dh,))) if "b" in p else fnp.matmul(x2, w2))
     y = fnp.reshape(y, s[:-1] + (h, dh))
     return fnp.swapaxes(y, -2, -3)
 
@@ -225,9 +199,8 @@ def _merge_heads(p, o):
     h, dh, d_out = shape_of(w)
     o = fnp.swapaxes(o, -2, -3)
     s = shape_of(o)
-    y = fnp.matmul(fnp.reshape(o, (-1, h * dh)), fnp.reshape(w, (h * dh, d_out)))
-    if "b" in p:
-        y = y + p["b"]
+    o2, w2 = fnp.reshape(o, (-1, h * dh)), fnp.reshape(w, (h * dh, d_out))
+    y = affine(o2, w2, p["b"]) if "b" in p else fnp.matmul(o2, w2)
     return fnp.reshape(y, s[:-2] + (d_out,))
 
 

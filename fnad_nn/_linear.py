@@ -6,6 +6,7 @@ import fnad.numpy as fnp
 
 from . import _init
 from ._activations import relu
+from ._fused import affine
 from ._util import check_last_dim, shape_of, split_key
 
 __all__ = ["init_linear", "linear", "init_embedding", "embedding", "init_mlp", "mlp",
@@ -63,9 +64,8 @@ def linear(params, x):
     check_last_dim("linear", x, d_in)
     lead = shape_of(x)[:-1]
     # one (N, d_in) @ (d_in, d_out) product: a single BLAS call forward and backward
-    y = fnp.matmul(fnp.reshape(x, (-1, d_in)) if len(lead) != 1 else x, w)
-    if "b" in params:
-        y = y + params["b"]
+    x2 = fnp.reshape(x, (-1, d_in)) if len(lead) != 1 else x
+    y = affine(x2, w, params["b"]) if "b" in params else fnp.matmul(x2, w)
     return fnp.reshape(y, lead + (d_out,)) if len(lead) != 1 else y
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import fnad.numpy as fnp
 from fnad import stop_gradient
 
+from ._fused import normalize, scale_shift
 from ._util import check_last_dim, shape_of
 
 __all__ = ["init_layer_norm", "layer_norm", "init_rms_norm", "rms_norm", "init_batch_norm",
@@ -49,10 +50,7 @@ def layer_norm(params, x, *, eps=1e-5):
       layer_norm(params, np.ones((2, 5, 16), np.float32)).shape   # (2, 5, 16)
     """
     check_last_dim("layer_norm", x, shape_of(params["scale"])[0])
-    xc = x - fnp.mean(x, axis=-1, keepdims=True)
-    inv = 1 / fnp.sqrt(fnp.mean(xc * xc, axis=-1, keepdims=True) + eps)
-    y = xc * inv * params["scale"]
-    return y + params["bias"] if "bias" in params else y
+    return scale_shift(normalize(x, eps), params["scale"], params.get("bias"))
 
 
 def init_rms_norm(d, *, dtype=np.float32):

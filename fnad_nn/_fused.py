@@ -1,0 +1,168 @@
+"""Fused primitives for the layers' hot paths: fewer NumPy passes and fresh arrays.
+
+Each forward works in place on the one array it allocates (a fresh large array costs page
+faults as well as a pass). Every rule is written with `fnp` (or these primitives), so higher
+derivatives work as for any composition:
+
+- `affine(x, w, b)`: `x @ w + b` with the bias added in place.
+- `attention_softmax(s, drop, scale)`: `softmax(s * scale)` over the last axis with the
+  positions where `drop` is True removed (probability exactly 0; a row with every position
+  dropped gives zeros); its VJP is `softmax_vjp(g, p, scale) = scale * p * (g - sum(g * p))`.
+- `normalize(x, eps)`: `(x - mean) / sqrt(var + eps)` over the last axis (layer norm without
+  the affine part); its VJP `rstd * (g - mean(g) - xhat * mean(g * xhat))` uses
+  `ln_rstd(x, eps) = 1 / sqrt(var + eps)`, itself a primitive.
+- `scale_shift(x, scale, bias)`: `x * scale + bias` (bias optional).
+"""
+
+import numpy as np
+
+import fnad.numpy as fnp
+from fnad._backend import array_module
+from fnad.extend import defjvp, defvjp, primitive
+
+from ._util import shape_of
+
+__all__ = ["affine", "attention_softmax", "softmax_vjp", "normalize", "ln_rstd",
+           "scale_shift"]
+
+
+def _sum_lead(g, n_keep):
+    """Sum `g` over all but its last `n_keep` axes."""
+    nd = len(shape_of(g))
+    return fnp.sum(g, axis=tuple(range(nd - n_keep))) if nd > n_keep else g
+
+
+def _add_into(y, b):
+    """`y + b`, in place when that keeps y's dtype (it is a fresh array we own)."""
+    if b is None:
+        return y
+    if np.result_type(y.dtype, b.dtype) == y.dtype:
+        y += b
+        return y
+    return y + b
+
+
+# ----------------------------------------------------------------------------- affine
+
+def _affine_impl(x, w, b):
+    return _add_into(array_module(x).matmul(x, w), b)
+
+
+affine = primitive(_affine_impl, "affine")
+defvjp(affine,
+       lambda g, ans, x, w, b: fnp.matmul(g, fnp.swapaxes(w, -1, -2)),
+       lambda g, ans, x, w, b: fnp.matmul(fnp.swapaxes(x, -1, -2), g),
+       lambda g, ans, x, w, b: _sum_lead(g, len(shape_of(b))))
+defjvp(affine,
+       lambda t, ans, x, w, b: fnp.matmul(t, w),
+       lambda t, ans, x, w, b: fnp.matmul(x, t),
+       lambda t, ans, x, w, b: fnp.broadcast_to(t, shape_of(ans)))
+
+
+# ----------------------------------------------------------------------------- softmax
+
+def _attention_softmax_impl(s, drop, scale):
+    xp = array_module(s)
+    p = xp.multiply(s, scale)
+    if drop is not None:
+        xp.copyto(p, -np.inf, where=drop)
+    m = xp.max(p, axis=-1, keepdims=True)
+    if drop is not None:
+        m[~xp.isfinite(m)] = 0
+    p -= m
+    xp.exp(p, out=p)
+    d = xp.sum(p, axis=-1, keepdims=True)
+    if drop is not None:
+        d[d == 0] = 1
+    p /= d
+    return p
+
+
+def _softmax_vjp_impl(g, p, scale):
+    xp = array_module(g)
+    r = xp.sum(g * p, axis=-1, keepdims=True)
+    u = xp.subtract(g, r)
+    u *= p
+    if scale != 1:
+        u *= scale
+    return u
+
+
+attention_softmax = primitive(_attention_softmax_impl, "attention_softmax")
+softmax_vjp = primitive(_softmax_vjp_impl, "softmax_vjp")
+defvjp(attention_softmax, lambda g, ans, s, drop, scale: softmax_vjp(g, ans, scale))
+defjvp(attention_softmax, lambda t, ans, s, drop, scale: softmax_vjp(t, ans, scale))
+
+
+def _softmax_vjp_dp(ct, ans, g, p, scale):
+    # d/dp of scale * (p*g - p*sum(g*p)) transposed onto ct
+    r = fnp.sum(g * p, axis=-1, keepdims=True)
+    c = fnp.sum(ct * p, axis=-1, keepdims=True)
+    return (ct * (g - r) - g * c) * scale
+
+
+def _softmax_vjp_jvp_p(t, ans, g, p, scale):
+    r = fnp.sum(g * p, axis=-1, keepdims=True)
+    return (t * (g - r) - p * fnp.sum(g * t, axis=-1, keepdims=True)) * scale
+
+
+defvjp(softmax_vjp, lambda ct, ans, g, p, scale: softmax_vjp(ct, p, scale), _softmax_vjp_dp)
+defjvp(softmax_vjp, lambda t, ans, g, p, scale: softmax_vjp(t, p, scale), _softmax_vjp_jvp_p)
+
+
+# ----------------------------------------------------------------------------- layer norm
+
+def _normalize_impl(x, eps):
+    xp = array_module(x)
+    xc = x - xp.mean(x, axis=-1, keepdims=True)
+    var = xp.mean(xp.square(xc), axis=-1, keepdims=True)
+    xc *= 1 / xp.sqrt(var + eps)
+    return xc
+
+
+def _ln_rstd_impl(x, eps):
+    xp = array_module(x)
+    xc = x - xp.mean(x, axis=-1, keepdims=True)
+    return 1 / xp.sqrt(xp.mean(xp.square(xc), axis=-1, keepdims=True) + eps)
+
+
+normalize = primitive(_normalize_impl, "normalize")
+ln_rstd = primitive(_ln_rstd_impl, "ln_rstd")
+
+
+def _normalize_rule(g, ans, x, eps):
+    # the Jacobian rstd * (I - 1 1^T / d - xhat xhat^T / d) is symmetric: VJP = JVP
+    m1 = fnp.mean(g, axis=-1, keepdims=True)
+    m2 = fnp.mean(g * ans, axis=-1, keepdims=True)
+    return (g - m1 - ans * m2) * ln_rstd(x, eps)
+
+
+def _ln_rstd_vjp(g, ans, x, eps):
+    d = shape_of(x)[-1]
+    return (g * ans * ans * (-1.0 / d)) * normalize(x, eps)
+
+
+def _ln_rstd_jvp(t, ans, x, eps):
+    d = shape_of(x)[-1]
+    return ans * ans * (-1.0 / d) * fnp.sum(normalize(x, eps) * t, axis=-1, keepdims=True)
+
+
+defvjp(normalize, _normalize_rule)
+defjvp(normalize, _normalize_rule)
+defvjp(ln_rstd, _ln_rstd_vjp)
+defjvp(ln_rstd, _ln_rstd_jvp)
+
+
+def _scale_shift_impl(x, scale, bias):
+    return _add_into(x * scale, bias)
+
+
+scale_shift = primitive(_scale_shift_impl, "scale_shift")
+defvjp(scale_shift,
+       lambda g, ans, x, scale, bias: g * scale,
+       lambda g, ans, x, scale, bias: _sum_lead(g * x, len(shape_of(scale))),
+       lambda g, ans, x, scale, bias: _sum_lead(g, len(shape_of(bias))))
+defjvp(scale_shift,
+       lambda t, ans, x, scale, bias: t * scale,
+       lambda t, ans, x, scale, bias: x * t,
+       lambda t, ans, x, scale, bias: fnp.broadcast_to(t, shape_of(ans)))
