@@ -10,7 +10,7 @@ from fnad._backend import array_module
 from fnad.extend import getval
 
 from . import _init
-from ._fused import affine, attention_softmax
+from ._fused import affine, attention_softmax, contiguous
 from ._positional import rotary_embedding
 from ._util import shape_of, split_key
 
@@ -83,7 +83,7 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None
                          f"{shape_of(v)} disagree; need q (..., T_q, D), k (..., T_k, D), "
                          "v (..., T_k, D_v).")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    scores = fnp.matmul(q, fnp.swapaxes(k, -1, -2))
+    scores = fnp.matmul(q, contiguous(fnp.swapaxes(k, -1, -2)))
     keep = None
     xp = array_module(getval(q))  # masks follow the queries' device
     if mask is not None:
