@@ -172,16 +172,16 @@ def conv2d(params, x, *, stride=1, padding=0, dilation=1):
     padding = _pair(padding, "padding", "conv2d")
     k = c_g * kh * kw
     if stride == (1, 1) and groups == 1:
-        y = conv_s1(x, fnp.reshape(w, (c_out, k)), ((kh, kw), padding, dilation))
+        y = conv_s1(x, fnp.reshape(w, (c_out, k)), params.get("b"), ((kh, kw), padding, dilation))
+        return _restore(y, lead)
+    cols = im2col(x, (kh, kw), stride, padding, dilation)
+    ho, wo = shape_of(cols)[-2:]
+    if groups == 1:
+        y = fnp.matmul(fnp.reshape(w, (c_out, k)), fnp.reshape(cols, (n, k, ho * wo)))
     else:
-        cols = im2col(x, (kh, kw), stride, padding, dilation)
-        ho, wo = shape_of(cols)[-2:]
-        if groups == 1:
-            y = fnp.matmul(fnp.reshape(w, (c_out, k)), fnp.reshape(cols, (n, k, ho * wo)))
-        else:
-            y = fnp.matmul(fnp.reshape(w, (groups, c_out // groups, k)),
-                           fnp.reshape(cols, (n, groups, k, ho * wo)))
-        y = fnp.reshape(y, (n, c_out, ho, wo))
+        y = fnp.matmul(fnp.reshape(w, (groups, c_out // groups, k)),
+                       fnp.reshape(cols, (n, groups, k, ho * wo)))
+    y = fnp.reshape(y, (n, c_out, ho, wo))
     if "b" in params:
         y = y + fnp.reshape(params["b"], (c_out, 1, 1))
     return _restore(y, lead)

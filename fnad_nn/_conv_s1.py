@@ -1,6 +1,7 @@
 """Stride-1 convolution as three linear primitives that never hold the whole column matrix.
 
-`conv_s1(x, w, geom)` is the forward correlation, `conv_s1_dx(g, w, x_shape, geom)` its
+`conv_s1(x, w, b, geom)` is the forward correlation plus an optional bias `b (O,)` (added in
+cache, chunk by chunk), `conv_s1_dx(g, w, x_shape, geom)` its
 transpose in `x` and `conv_s1_dw(g, x, w_shape, geom)` its transpose in `w`; each one's VJPs
 are the other two (as JAX's convolution transpose rules), so any derivative order works.
 `geom = ((kh, kw), (ph, pw), (dh, dw))`; `w` is `(O, C*kh*kw)` (one group).
@@ -13,8 +14,9 @@ add per offset) run at memory speed. The batch is processed a few images at a ti
 columns of a chunk stay in cache between the copy and the GEMM (or the GEMM and the add).
 """
 
+import fnad.numpy as fnp
 from fnad._backend import array_module
-from fnad.extend import defjvp_linear, defvjp, primitive
+from fnad.extend import defjvp, defjvp_linear, defvjp, primitive
 
 from ._util import shape_of
 
@@ -69,20 +71,26 @@ def _pad_out(g, buf):
     return out.reshape(nb, o, -1)
 
 
-def _conv_s1_impl(x, w, geom):
+def _conv_s1_impl(x, w, b, geom):
     xp = array_module(x)
+    bias = None if b is None else b.reshape(-1, 1, 1)
     n = x.shape[0]
     hp, wp, ho, wo = _dims(x.shape, geom)
     m = ho * wp
     xf = _flat_pad(xp, x, geom)
-    y = xp.empty((n, w.shape[0], ho, wo), x.dtype)
+    dtype = xp.result_type(x.dtype, w.dtype, *(() if b is None else (b.dtype,)))
+    y = xp.empty((n, w.shape[0], ho, wo), dtype)
     chunks = _chunks(n, w.shape[1], m, x.itemsize)
     nb = chunks[0][1]
     cbuf = xp.empty((nb, w.shape[1], m), x.dtype)
-    ybuf = xp.empty((nb, w.shape[0], m), x.dtype)
+    ybuf = xp.empty((nb, w.shape[0], m), xp.result_type(x.dtype, w.dtype))
     for a, b in chunks:
         yc = xp.matmul(w, _cols(xp, xf[a:b], wp, m, geom, cbuf), out=ybuf[:b - a])
-        y[a:b] = yc.reshape(b - a, -1, ho, wp)[..., :wo]
+        yc = yc.reshape(b - a, -1, ho, wp)[..., :wo]
+        if bias is None:
+            y[a:b] = yc
+        else:
+            xp.add(yc, bias, out=y[a:b])
     return y
 
 
@@ -92,12 +100,13 @@ def _conv_s1_dx_impl(g, w, x_shape, geom):
     n, c, h, wd = x_shape
     hp, wp, ho, wo = _dims(x_shape, geom)
     m = ho * wp
-    out = xp.zeros((n, c, hp * wp + dw * (kw - 1)), g.dtype)
+    dt = xp.result_type(g.dtype, w.dtype)
+    out = xp.zeros((n, c, hp * wp + dw * (kw - 1)), dt)
     wt = xp.ascontiguousarray(w.T)
-    chunks = _chunks(n, w.shape[1], m, g.itemsize)
+    chunks = _chunks(n, w.shape[1], m, dt.itemsize)
     nb = chunks[0][1]
     gbuf = xp.zeros((nb, w.shape[0], ho, wp), g.dtype)
-    cbuf = xp.empty((nb, w.shape[1], m), g.dtype)
+    cbuf = xp.empty((nb, w.shape[1], m), dt)
     for a, b in chunks:
         cols = xp.matmul(wt, _pad_out(g[a:b], gbuf), out=cbuf[:b - a])
         cols = cols.reshape(b - a, c, kh, kw, m)
@@ -115,12 +124,13 @@ def _conv_s1_dw_impl(g, x, w_shape, geom):
     hp, wp, ho, wo = _dims(x.shape, geom)
     m = ho * wp
     xf = _flat_pad(xp, x, geom)
-    dw = xp.zeros(w_shape, g.dtype)
-    chunks = _chunks(n, w_shape[1], m, g.itemsize)
+    dt = xp.result_type(g.dtype, x.dtype)
+    dw = xp.zeros(w_shape, dt)
+    chunks = _chunks(n, w_shape[1], m, x.itemsize)
     nb = chunks[0][1]
     gbuf = xp.zeros((nb, w_shape[0], ho, wp), g.dtype)
-    cbuf = xp.empty((nb, w_shape[1], m), g.dtype)
-    pbuf = xp.empty((nb,) + tuple(w_shape), g.dtype)
+    cbuf = xp.empty((nb, w_shape[1], m), x.dtype)
+    pbuf = xp.empty((nb,) + tuple(w_shape), dt)
     for a, b in chunks:
         cols = _cols(xp, xf[a:b], wp, m, geom, cbuf)
         p = xp.matmul(_pad_out(g[a:b], gbuf), cols.transpose(0, 2, 1), out=pbuf[:b - a])
@@ -134,14 +144,19 @@ conv_s1_dw = primitive(_conv_s1_dw_impl, "conv_s1_dw")
 
 
 defvjp(conv_s1,
-       lambda g, ans, x, w, geom: conv_s1_dx(g, w, shape_of(x), geom),
-       lambda g, ans, x, w, geom: conv_s1_dw(g, x, shape_of(w), geom))
+       lambda g, ans, x, w, b, geom: conv_s1_dx(g, w, shape_of(x), geom),
+       lambda g, ans, x, w, b, geom: conv_s1_dw(g, x, shape_of(w), geom),
+       lambda g, ans, x, w, b, geom: fnp.sum(g, axis=(0, 2, 3)))
+defjvp(conv_s1,
+       lambda t, ans, x, w, b, geom: conv_s1(t, w, None, geom),
+       lambda t, ans, x, w, b, geom: conv_s1(x, t, None, geom),
+       lambda t, ans, x, w, b, geom: fnp.broadcast_to(fnp.reshape(t, (-1, 1, 1)),
+                                                      shape_of(ans)))
 defvjp(conv_s1_dx,
-       lambda ct, ans, g, w, xs, geom: conv_s1(ct, w, geom),
+       lambda ct, ans, g, w, xs, geom: conv_s1(ct, w, None, geom),
        lambda ct, ans, g, w, xs, geom: conv_s1_dw(g, ct, shape_of(w), geom))
 defvjp(conv_s1_dw,
-       lambda ct, ans, g, x, ws, geom: conv_s1(x, ct, geom),
+       lambda ct, ans, g, x, ws, geom: conv_s1(x, ct, None, geom),
        lambda ct, ans, g, x, ws, geom: conv_s1_dx(g, ct, shape_of(x), geom))
-defjvp_linear(conv_s1, argnums=(0, 1))
 defjvp_linear(conv_s1_dx, argnums=(0, 1))
 defjvp_linear(conv_s1_dw, argnums=(0, 1))

@@ -70,6 +70,23 @@ def test_conv2d_stride1_chunked(monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
+def test_conv2d_mixed_dtypes_promote():
+    # float32 parameters on float64 input: float64 output and gradients, no silent downcast
+    params = {"w": randn(3, 2, 3, 3, seed=10).astype(np.float32), "b": randn(3).astype(np.float32)}
+    x = randn(2, 2, 5, 5, seed=11)
+    ref = {k: v.astype(np.float64) for k, v in params.items()}
+    y = nn.conv2d(params, x, padding=1)
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y, nn.conv2d(ref, x, padding=1), rtol=1e-12, atol=1e-12)
+
+    def f(p, x):
+        return fnp.sum(nn.conv2d(p, x, padding=1) ** 2)
+
+    gx = fnad.grad(f, argnums=1)(params, x)
+    assert gx.dtype == np.float64
+    np.testing.assert_allclose(gx, fnad.grad(f, argnums=1)(ref, x), rtol=1e-12, atol=1e-12)
+
+
 def test_conv2d_errors():
     with pytest.raises(ValueError, match="conv2d: input has 3 channels"):
         nn.conv2d({"w": randn(4, 2, 3, 3)}, randn(1, 3, 5, 5))
