@@ -323,18 +323,18 @@ _ERFC_F32 = [-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.278
              -1.13520398, 1.48851587, -0.82215223, 0.17087277]
 
 
-def _phi_impl(x):
-    """The standard normal CDF. float32 uses one branch-free erfc fit (float32-accurate, and
-    accurate relative to Phi itself in the lower tail); float64 uses Cody's erf."""
-    x = np.asarray(x)
-    if x.dtype != np.float32:
-        return 0.5 * (1 + _erf_impl(x * _INV_SQRT2))
+_BLOCK = 1 << 15  # float32 elements per block: the temporaries of a block stay in cache
+
+
+def _phi32_block(x, out):
+    """Phi(x) of a float32 block into `out` (same shape), in place on two temporaries."""
     z = np.abs(x)
     z *= np.float32(_INV_SQRT2)
     t = z * np.float32(0.5)
     t += np.float32(1)
     np.reciprocal(t, out=t)
-    acc = np.full_like(t, _ERFC_F32[-1])
+    acc = out
+    acc.fill(_ERFC_F32[-1])
     for c in reversed(_ERFC_F32[:-1]):
         acc *= t
         acc += np.float32(c)
@@ -343,10 +343,55 @@ def _phi_impl(x):
     np.exp(acc, out=acc)
     acc *= t
     acc *= np.float32(0.5)  # acc = Phi(-|x|)
-    return np.where(x >= 0, np.float32(1) - acc, acc)
+    # Phi(x) = acc + [x >= 0] * (1 - 2 acc): exactly acc for x < 0 (the lower tail keeps its
+    # relative accuracy), 1 - acc otherwise. Arithmetic on the mask, because np.where and
+    # masked ufuncs branch per element and cost several passes on random signs.
+    np.multiply(acc, np.float32(-2), out=t)
+    t += np.float32(1)
+    t *= x >= 0
+    acc += t
+    return acc, z
+
+
+def _blocks(x, fill):
+    """Apply `fill(x_block, out_block)` over C-ordered blocks of float32 `x`; a new array."""
+    x = np.ascontiguousarray(x)
+    xf = x.reshape(-1)
+    out = np.empty_like(xf)
+    for i in range(0, xf.size, _BLOCK):
+        fill(xf[i:i + _BLOCK], out[i:i + _BLOCK])
+    return out.reshape(x.shape)
+
+
+def _phi_impl(x):
+    """The standard normal CDF. float32 uses one branch-free erfc fit (float32-accurate, and
+    accurate relative to Phi itself in the lower tail), block by block so the dozen passes
+    run in cache; float64 uses Cody's erf."""
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        return 0.5 * (1 + _erf_impl(x * _INV_SQRT2))
+    return _blocks(x, _phi32_block)
+
+
+def _gelu32_block(x, out):
+    _phi32_block(x, out)
+    out *= x
+
+
+def _gelu_d32_block(x, out):
+    # Phi(x) + x phi(x), with phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+    _, z = _phi32_block(x, out)  # z = x^2 / 2
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    z *= x
+    z *= np.float32(_INV_SQRT_2PI)
+    out += z
 
 
 def _gelu_exact_impl(x):
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return _blocks(x, _gelu32_block)
     return x * _phi_impl(x)
 
 
@@ -357,6 +402,8 @@ defjvp(_phi, lambda t, ans, x: t * (fnp.exp(-0.5 * x * x) * _INV_SQRT_2PI))
 
 def _gelu_d(x):
     # Phi(x) + x phi(x)
+    if type(x) is np.ndarray and x.dtype == np.float32:  # plain float32: one blocked pass
+        return _blocks(x, _gelu_d32_block)
     return _phi(x) + x * fnp.exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
