@@ -6,12 +6,17 @@ transpose in `x` and `conv_s1_dw(g, x, w_shape, geom)` its transpose in `w`; eac
 are the other two (as JAX's convolution transpose rules), so any derivative order works.
 `geom = ((kh, kw), (ph, pw), (dh, dw))`; `w` is `(O, C*kh*kw)` (one group).
 
-Windows are taken from the padded input flattened per channel: output pixel (i, j) and
-kernel offset (a, b) read flat position `i*Wp + j + (a*dh*Wp + b*dw)`. Computing the output on
-an `(H_out, Wp)` grid (its last `Wp - W_out` columns are junk and cropped) makes every offset
-one contiguous run of `H_out * Wp` values, so the column copy and its transpose (one contiguous
-add per offset) run at memory speed. The batch is processed a few images at a time so the
-columns of a chunk stay in cache between the copy and the GEMM (or the GEMM and the add).
+Each image is zero-padded and flattened to one run: channel c occupies `[c*L, (c+1)*L)` with
+`L = Hp*Wp + dw*(kw-1)`, plus a tail of `o_max` zeros. Output pixel (i, j) of channel c and
+kernel offset (a, b) then read position `c*L + i*Wp + j + o_ab`, `o_ab = a*dh*Wp + b*dw`. We
+compute the output on an `(L,)` grid per output channel (the first `H_out * Wp` entries hold
+the `(H_out, Wp)` grid whose last `Wp - W_out` columns are junk; the rest is junk too), so the
+columns of offset (a, b) for all channels are the one contiguous slice `[o_ab, o_ab + C*L)`:
+the column copy and its transpose (the input gradient's scatter-add) are kh*kw long 1-D copies
+or adds per image. Junk entries of an output gradient are zero, so they add nothing. The rows
+of the column matrix are ordered (a, b, c), so the weight is permuted once per call. The batch
+runs a few images at a time, so a chunk's columns stay in cache between the copy and the GEMM
+(or the GEMM and the add).
 """
 
 import fnad.numpy as fnp
@@ -26,11 +31,14 @@ _CHUNK_BYTES = 1 << 20  # column-matrix bytes per chunk of images
 
 
 def _dims(x_shape, geom):
+    """(hp, wp, ho, wo, L, offsets) of the flat layout (see the module docstring)."""
     (kh, kw), (ph, pw), (dh, dw) = geom
     n, c, h, w = x_shape
     hp, wp = h + 2 * ph, w + 2 * pw
     ho, wo = hp - dh * (kh - 1), wp - dw * (kw - 1)
-    return hp, wp, ho, wo
+    offsets = [i * dh * wp + j * dw for i in range(kh) for j in range(kw)]
+    ln = -(-(hp * wp + dw * (kw - 1)) // 16) * 16  # rows of whole 64-byte lines: faster GEMMs
+    return hp, wp, ho, wo, ln, offsets
 
 
 def _chunks(n, k, m, itemsize):
@@ -39,54 +47,61 @@ def _chunks(n, k, m, itemsize):
 
 
 def _flat_pad(xp, x, geom):
-    """`x (N, C, H, W)` zero-padded and flattened to `(N, C, Hp*Wp + dw*(kw-1))`."""
-    (kh, kw), (ph, pw), (dh, dw) = geom
+    """`x (N, C, H, W)` zero-padded and flattened per image: `(N, C*L + o_max)`."""
+    (kh, kw), (ph, pw), _ = geom
     n, c, h, w = x.shape
-    hp, wp, _, _ = _dims(x.shape, geom)
-    out = xp.zeros((n, c, hp * wp + dw * (kw - 1)), x.dtype)
-    out[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, ph:ph + h, pw:pw + w] = x
+    hp, wp, _, _, ln, offs = _dims(x.shape, geom)
+    out = xp.zeros((n, c * ln + offs[-1]), x.dtype)
+    grid = out[:, :c * ln].reshape(n, c, ln)[:, :, :hp * wp].reshape(n, c, hp, wp)
+    grid[:, :, ph:ph + h, pw:pw + w] = x
     return out
 
 
-def _cols(xp, xf, wp, m, geom, buf):
-    """Columns `(nb, C*kh*kw, m)` of a chunk `xf (nb, C, L)` of the flat padded input, copied
-    into (the first nb images of) `buf`: reusing one buffer spares the page faults of a fresh
-    allocation per chunk, which cost more than the copy itself."""
-    (kh, kw), _, (dh, dw) = geom
-    nb, c, _ = xf.shape
-    s0, s1, s2 = xf.strides
-    view = xp.lib.stride_tricks.as_strided(
-        xf, (nb, c, kh, kw, m), (s0, s1, s2 * dh * wp, s2 * dw, s2))
+def _cols(xf, c, ln, offs, buf):
+    """Columns `(nb, kh*kw*C, L)` (rows ordered (a, b, c)) of a chunk `xf (nb, C*L + o_max)`,
+    copied into (the first nb images of) `buf`: reusing one buffer spares the page faults of
+    a fresh allocation per chunk, which cost more than the copy itself."""
+    nb = xf.shape[0]
     out = buf[:nb]
-    xp.copyto(out.reshape(view.shape), view)
+    blocks = out.reshape(nb, len(offs), c * ln)
+    for t, o in enumerate(offs):
+        blocks[:, t] = xf[:, o:o + c * ln]
     return out
 
 
-def _pad_out(g, buf):
-    """`g (nb, O, Ho, Wo)` copied into `buf (nb', O, Ho, Wp)`, whose junk columns stay 0:
-    `(nb, O, Ho*Wp)`."""
+def _pad_out(g, buf, wp):
+    """`g (nb, O, Ho, Wo)` copied onto the flat grid `buf (nb', O, L)`, whose other entries
+    stay 0: `(nb, O, L)`."""
     nb, o, ho, wo = g.shape
     out = buf[:nb]
-    out[..., :wo] = g
-    return out.reshape(nb, o, -1)
+    out[:, :, :ho * wp].reshape(nb, o, ho, wp)[..., :wo] = g
+    return out
+
+
+def _perm(w, k2):
+    """`(O, C*k2)` weights with columns (c, a, b) as `(O, k2*C)` with columns (a, b, c)."""
+    o = w.shape[0]
+    return w.reshape(o, -1, k2).transpose(0, 2, 1).reshape(o, -1)
 
 
 def _conv_s1_impl(x, w, b, geom):
     xp = array_module(x)
+    (kh, kw), _, _ = geom
+    n, c = x.shape[:2]
+    hp, wp, ho, wo, ln, offs = _dims(x.shape, geom)
     bias = None if b is None else b.reshape(-1, 1, 1)
-    n = x.shape[0]
-    hp, wp, ho, wo = _dims(x.shape, geom)
-    m = ho * wp
     xf = _flat_pad(xp, x, geom)
+    wperm = _perm(w, kh * kw)
     dtype = xp.result_type(x.dtype, w.dtype, *(() if b is None else (b.dtype,)))
     y = xp.empty((n, w.shape[0], ho, wo), dtype)
-    chunks = _chunks(n, w.shape[1], m, x.itemsize)
+    chunks = _chunks(n, w.shape[1], ln, x.itemsize)
     nb = chunks[0][1]
-    cbuf = xp.empty((nb, w.shape[1], m), x.dtype)
+    cbuf = xp.empty((nb, w.shape[1], ln), x.dtype)
+    m = ho * wp  # GEMMs skip the columns past the (Ho, Wp) grid
     ybuf = xp.empty((nb, w.shape[0], m), xp.result_type(x.dtype, w.dtype))
     for a, b in chunks:
-        yc = xp.matmul(w, _cols(xp, xf[a:b], wp, m, geom, cbuf), out=ybuf[:b - a])
-        yc = yc.reshape(b - a, -1, ho, wp)[..., :wo]
+        cols = _cols(xf[a:b], c, ln, offs, cbuf)[:, :, :m]
+        yc = xp.matmul(wperm, cols, out=ybuf[:b - a]).reshape(b - a, -1, ho, wp)[..., :wo]
         if bias is None:
             y[a:b] = yc
         else:
@@ -96,46 +111,48 @@ def _conv_s1_impl(x, w, b, geom):
 
 def _conv_s1_dx_impl(g, w, x_shape, geom):
     xp = array_module(g)
-    (kh, kw), (ph, pw), (dh, dw) = geom
+    (kh, kw), (ph, pw), _ = geom
     n, c, h, wd = x_shape
-    hp, wp, ho, wo = _dims(x_shape, geom)
-    m = ho * wp
+    hp, wp, ho, wo, ln, offs = _dims(x_shape, geom)
     dt = xp.result_type(g.dtype, w.dtype)
-    out = xp.zeros((n, c, hp * wp + dw * (kw - 1)), dt)
-    wt = xp.ascontiguousarray(w.T)
-    chunks = _chunks(n, w.shape[1], m, dt.itemsize)
+    out = xp.zeros((n, c * ln + offs[-1]), dt)
+    wt = xp.ascontiguousarray(_perm(w, kh * kw).T)
+    chunks = _chunks(n, w.shape[1], ln, dt.itemsize)
     nb = chunks[0][1]
-    gbuf = xp.zeros((nb, w.shape[0], ho, wp), g.dtype)
-    cbuf = xp.empty((nb, w.shape[1], m), dt)
+    gbuf = xp.zeros((nb, w.shape[0], ln), g.dtype)
+    m = ho * wp  # GEMMs skip the columns past the (Ho, Wp) grid: they stay 0 in cbuf
+    cbuf = xp.zeros((nb, w.shape[1], ln), dt)
     for a, b in chunks:
-        cols = xp.matmul(wt, _pad_out(g[a:b], gbuf), out=cbuf[:b - a])
-        cols = cols.reshape(b - a, c, kh, kw, m)
+        xp.matmul(wt, _pad_out(g[a:b], gbuf, wp)[:, :, :m], out=cbuf[:b - a, :, :m])
+        blocks = cbuf[:b - a].reshape(b - a, len(offs), c * ln)
         oc = out[a:b]
-        for i in range(kh):
-            for j in range(kw):
-                o = i * dh * wp + j * dw
-                oc[:, :, o:o + m] += cols[:, :, i, j]
-    return out[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, ph:ph + h, pw:pw + wd]
+        for t, o in enumerate(offs):
+            oc[:, o:o + c * ln] += blocks[:, t]
+    grid = out[:, :c * ln].reshape(n, c, ln)[:, :, :hp * wp].reshape(n, c, hp, wp)
+    return grid[:, :, ph:ph + h, pw:pw + wd]
 
 
 def _conv_s1_dw_impl(g, x, w_shape, geom):
     xp = array_module(g)
-    n = x.shape[0]
-    hp, wp, ho, wo = _dims(x.shape, geom)
-    m = ho * wp
+    (kh, kw), _, _ = geom
+    n, c = x.shape[:2]
+    hp, wp, ho, wo, ln, offs = _dims(x.shape, geom)
     xf = _flat_pad(xp, x, geom)
     dt = xp.result_type(g.dtype, x.dtype)
-    dw = xp.zeros(w_shape, dt)
-    chunks = _chunks(n, w_shape[1], m, x.itemsize)
+    dwp = xp.zeros(w_shape, dt)  # columns (a, b, c) until the end
+    chunks = _chunks(n, w_shape[1], ln, x.itemsize)
     nb = chunks[0][1]
-    gbuf = xp.zeros((nb, w_shape[0], ho, wp), g.dtype)
-    cbuf = xp.empty((nb, w_shape[1], m), x.dtype)
+    gbuf = xp.zeros((nb, w_shape[0], ln), g.dtype)
+    cbuf = xp.empty((nb, w_shape[1], ln), x.dtype)
     pbuf = xp.empty((nb,) + tuple(w_shape), dt)
+    m = ho * wp  # GEMMs skip the columns past the (Ho, Wp) grid
     for a, b in chunks:
-        cols = _cols(xp, xf[a:b], wp, m, geom, cbuf)
-        p = xp.matmul(_pad_out(g[a:b], gbuf), cols.transpose(0, 2, 1), out=pbuf[:b - a])
-        dw += p.sum(0)
-    return dw
+        cols = _cols(xf[a:b], c, ln, offs, cbuf)[:, :, :m]
+        gc = _pad_out(g[a:b], gbuf, wp)[:, :, :m]
+        p = xp.matmul(gc, cols.transpose(0, 2, 1), out=pbuf[:b - a])
+        dwp += p.sum(0)
+    o = w_shape[0]
+    return xp.ascontiguousarray(dwp.reshape(o, kh * kw, -1).transpose(0, 2, 1)).reshape(w_shape)
 
 
 conv_s1 = primitive(_conv_s1_impl, "conv_s1")
