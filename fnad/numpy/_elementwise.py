@@ -217,8 +217,9 @@ _def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda an
 # Ties share the gradient equally between both arguments, as PyTorch's maximum/minimum.
 # (np.heaviside would say this in one call but is ~20x slower than two comparisons.)
 def _select_weight(ans, win, tie):
-    w = fnp.astype(win, dtype_of(ans))
-    return w + 0.5 * tie if tie.any() else w
+    if not tie.any():
+        return win  # a boolean mask: g * win keeps g's dtype
+    return fnp.astype(fnp.where(tie, 0.5, win), dtype_of(ans))
 
 
 _def_binary(maximum, lambda ans, x, y: _select_weight(ans, fnp.greater(x, y), fnp.equal(x, y)),
