@@ -139,20 +139,21 @@ def _conv_s1_dw_impl(g, x, w_shape, geom):
     hp, wp, ho, wo, ln, offs = _dims(x.shape, geom)
     xf = _flat_pad(xp, x, geom)
     dt = xp.result_type(g.dtype, x.dtype)
-    dwp = xp.zeros(w_shape, dt)  # columns (a, b, c) until the end
+    o, k = w_shape
+    dwt = xp.zeros((k, o), dt)  # the transpose, rows (a, b, c), until the end
     chunks = _chunks(n, w_shape[1], ln, x.itemsize)
     nb = chunks[0][1]
     gbuf = xp.zeros((nb, w_shape[0], ln), g.dtype)
     cbuf = xp.empty((nb, w_shape[1], ln), x.dtype)
-    pbuf = xp.empty((nb,) + tuple(w_shape), dt)
+    pbuf = xp.empty((nb, k, o), dt)
     m = ho * wp  # GEMMs skip the columns past the (Ho, Wp) grid
     for a, b in chunks:
         cols = _cols(xf[a:b], c, ln, offs, cbuf)[:, :, :m]
         gc = _pad_out(g[a:b], gbuf, wp)[:, :, :m]
-        p = xp.matmul(gc, cols.transpose(0, 2, 1), out=pbuf[:b - a])
-        dwp += p.sum(0)
-    o = w_shape[0]
-    return xp.ascontiguousarray(dwp.reshape(o, kh * kw, -1).transpose(0, 2, 1)).reshape(w_shape)
+        # (k, m) @ (m, O): this orientation of the long-K product is the faster one
+        p = xp.matmul(cols, gc.transpose(0, 2, 1), out=pbuf[:b - a])
+        dwt += p.sum(0)
+    return xp.ascontiguousarray(dwt.reshape(kh * kw, -1, o).transpose(2, 1, 0)).reshape(w_shape)
 
 
 conv_s1 = primitive(_conv_s1_impl, "conv_s1")
