@@ -1,10 +1,13 @@
 """2-D convolution (NCHW, stride, padding, dilation, groups) and max/avg pooling.
 
-Both rest on one pair of linear primitives: `im2col` (a strided view of the padded input,
-copied once into `(N, C, kh, kw, H_out, W_out)`) and its transpose `col2im` (a scatter-add of
-the kh * kw window offsets). Each is the other's VJP, so any derivative order works. With
-the batch first, a convolution is one batched matmul `(O, C*kh*kw) @ (N, C*kh*kw,
-H_out*W_out)` whose result is already NCHW, and so are both halves of its backward pass.
+Ungrouped stride-1 convolutions (the common 3x3 "same" layers) run on the chunked
+`conv_s1` primitives of `_conv_s1.py`, which never build the whole column matrix. Everything
+else (strides, groups, pooling) rests on one pair of linear primitives: `im2col` (a strided
+view of the padded input, copied once into `(N, C, kh, kw, H_out, W_out)`) and its transpose
+`col2im` (a scatter-add of the kh * kw window offsets). Each is the other's VJP, so any
+derivative order works. With the batch first, such a convolution is one batched matmul
+`(O, C*kh*kw) @ (N, C*kh*kw, H_out*W_out)` whose result is already NCHW, and so are both
+halves of its backward pass.
 """
 
 import math
@@ -133,8 +136,9 @@ def init_conv2d(key, c_in, c_out, kernel_size, *, groups=1, bias=True, dtype=np.
 
 
 def conv2d(params, x, *, stride=1, padding=0, dilation=1):
-    """2-D cross-correlation (PyTorch's `conv2d`) on NCHW input: im2col, then one batched
-    matmul. The group count is `C_in / w.shape[1]`.
+    """2-D cross-correlation (PyTorch's `conv2d`) on NCHW input: the chunked stride-1
+    primitive for ungrouped stride-1 layers, else im2col and one batched matmul. The group
+    count is `C_in / w.shape[1]`.
 
     Args:
       params: `{"w": (C_out, C_in // groups, kh, kw), "b": (C_out,)}` ("b" optional).
