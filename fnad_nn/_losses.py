@@ -154,6 +154,19 @@ def sparse_softmax_cross_entropy(logits, labels, *, mask=None, ignore_index=None
         raise ValueError(f"sparse_softmax_cross_entropy: logits {shape_of(logits)} need labels "
                          f"of shape {shape_of(logits)[:-1]}, got {labels.shape}.")
     dt = getval(logits).dtype
+    labels, weight = _label_weights(xp, labels, mask, ignore_index, dt)
+    c = shape_of(logits)[-1]
+    if labels.size and (labels.min() < 0 or labels.max() >= c):
+        raise ValueError(f"sparse_softmax_cross_entropy: labels must lie in [0, {c}); got "
+                         f"values in [{labels.min()}, {labels.max()}]. Pass ignore_index= for "
+                         "padding labels.")
+    loss = _sparse_xent(logits, labels, float(label_smoothing))
+    return _reduce(loss, reduction, weight)
+
+
+def _label_weights(xp, labels, mask, ignore_index, dt):
+    """Labels with `ignore_index` replaced by 0, and the per-position weights (or None)
+    from `ignore_index` and `mask`."""
     weight = None
     if ignore_index is not None:
         keep = labels != ignore_index
@@ -162,13 +175,7 @@ def sparse_softmax_cross_entropy(logits, labels, *, mask=None, ignore_index=None
     if mask is not None:
         m = xp.asarray(getval(mask)).astype(dt)
         weight = m if weight is None else weight * m
-    c = shape_of(logits)[-1]
-    if labels.size and (labels.min() < 0 or labels.max() >= c):
-        raise ValueError(f"sparse_softmax_cross_entropy: labels must lie in [0, {c}); got "
-                         f"values in [{labels.min()}, {labels.max()}]. Pass ignore_index= for "
-                         "padding labels.")
-    loss = _sparse_xent(logits, labels, float(label_smoothing))
-    return _reduce(loss, reduction, weight)
+    return labels, weight
 
 
 def cross_entropy(probs, targets, *, eps=0.0, reduction="mean"):
@@ -212,14 +219,7 @@ def nll_loss(log_probs, labels, *, mask=None, ignore_index=None, reduction="mean
     xp = array_module(getval(log_probs))
     labels = xp.asarray(getval(labels))
     dt = getval(log_probs).dtype
-    weight = None
-    if ignore_index is not None:
-        keep = labels != ignore_index
-        labels = xp.where(keep, labels, 0)
-        weight = keep.astype(dt)
-    if mask is not None:
-        m = xp.asarray(getval(mask)).astype(dt)
-        weight = m if weight is None else weight * m
+    labels, weight = _label_weights(xp, labels, mask, ignore_index, dt)
     picked = fnp.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]
     return _reduce(-picked, reduction, weight)
 
