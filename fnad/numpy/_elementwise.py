@@ -217,7 +217,7 @@ _def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda an
 # Ties share the gradient equally between both arguments, as PyTorch's maximum/minimum.
 # (np.heaviside would say this in one call but is ~20x slower than two comparisons.)
 def _select_weight(ans, win, tie):
-    if not tie.any():
+    if isinstance(tie, (np.ndarray, np.generic)) and not tie.any():  # (no GPU sync for CuPy)
         return win  # a boolean mask: g * win keeps g's dtype
     return fnp.astype(fnp.where(tie, 0.5, win), dtype_of(ans))
 
