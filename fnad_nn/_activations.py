@@ -13,6 +13,8 @@ import fnad.numpy as fnp
 from fnad._backend import array_module
 from fnad.extend import defjvp, defvjp, getval, primitive
 
+from ._parallel import parallel_rows
+
 __all__ = ["relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softplus", "softmax",
            "log_softmax", "one_hot"]
 
@@ -21,8 +23,25 @@ __all__ = ["relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softplus", 
 
 # ----------------------------------------------------------------------------- primitives
 
+def _plain(*arrays):
+    return all(type(a) is np.ndarray for a in arrays)
+
+
 def _relu_impl(x):
-    return np.maximum(x, 0)
+    if not (_plain(x) and x.ndim):
+        return np.maximum(x, 0)
+    out = np.empty_like(x)
+    parallel_rows(lambda lo, hi: np.maximum(x[lo:hi], 0, out=out[lo:hi]), len(x), x.nbytes)
+    return out
+
+
+def _relu_vjp(g, ans, x):
+    if not (_plain(g, ans) and g.shape == ans.shape and g.ndim):
+        return g * fnp.greater(ans, 0)
+    out = np.empty_like(g)
+    parallel_rows(lambda lo, hi: np.multiply(g[lo:hi], ans[lo:hi] > 0, out=out[lo:hi]),
+                  len(g), g.nbytes)
+    return out
 
 
 def _sigmoid_impl(x):
@@ -56,7 +75,7 @@ _log_softmax = primitive(_log_softmax_impl, "log_softmax")
 
 # relu's derivative is the mask ans > 0 (0 at 0, as PyTorch): a comparison, so it carries no
 # derivative itself; multiplying by the bool mask keeps g's dtype in one pass.
-defvjp(_relu, lambda g, ans, x: g * fnp.greater(ans, 0))
+defvjp(_relu, _relu_vjp)
 defjvp(_relu, lambda t, ans, x: t * fnp.greater(ans, 0))
 defvjp(_sigmoid, lambda g, ans, x: g * (ans * (1 - ans)))
 defjvp(_sigmoid, lambda t, ans, x: t * (ans * (1 - ans)))

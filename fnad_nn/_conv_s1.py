@@ -19,10 +19,13 @@ runs a few images at a time, so a chunk's columns stay in cache between the copy
 (or the GEMM and the add).
 """
 
+import numpy as np
+
 import fnad.numpy as fnp
 from fnad._backend import array_module
 from fnad.extend import defjvp, defjvp_linear, defvjp, primitive
 
+from ._parallel import parallel_map, scratch
 from ._util import shape_of
 
 __all__ = ["conv_s1", "conv_s1_dx", "conv_s1_dw"]
@@ -46,12 +49,26 @@ def _chunks(n, k, m, itemsize):
     return [(i, min(n, i + nb)) for i in range(0, n, nb)]
 
 
-def _flat_pad(xp, x, geom):
-    """`x (N, C, H, W)` zero-padded and flattened per image: `(N, C*L + o_max)`."""
+def _buf(xp, name, shape, dtype, zero=False):
+    """Per-thread reusable scratch for NumPy, a fresh array otherwise."""
+    if xp is np:
+        return scratch(name, shape, dtype, zero)
+    return (xp.zeros if zero else xp.empty)(shape, dtype)
+
+
+def _map(xp, fn, chunks, blas=True):
+    """`fn(a, b)` over the chunks, on both threads for NumPy arrays (see `_parallel`)."""
+    return parallel_map(lambda ab, slot: fn(*ab), chunks, blas=blas,
+                        threads=None if xp is np else 1)
+
+
+def _flat_pad(xp, x, geom, nb):
+    """Images `x (nb', C, H, W)` (nb' <= nb) zero-padded and flattened per image into a
+    reused buffer: `(nb', C*L + o_max)`. Its padding is never written, so it stays 0."""
     (kh, kw), (ph, pw), _ = geom
     n, c, h, w = x.shape
     hp, wp, _, _, ln, offs = _dims(x.shape, geom)
-    out = xp.zeros((n, c * ln + offs[-1]), x.dtype)
+    out = _buf(xp, ("xf", geom, h, w), (nb, c * ln + offs[-1]), x.dtype, zero=True)[:n]
     grid = out[:, :c * ln].reshape(n, c, ln)[:, :, :hp * wp].reshape(n, c, hp, wp)
     grid[:, :, ph:ph + h, pw:pw + w] = x
     return out
@@ -59,8 +76,7 @@ def _flat_pad(xp, x, geom):
 
 def _cols(xf, c, ln, offs, buf):
     """Columns `(nb, kh*kw*C, L)` (rows ordered (a, b, c)) of a chunk `xf (nb, C*L + o_max)`,
-    copied into (the first nb images of) `buf`: reusing one buffer spares the page faults of
-    a fresh allocation per chunk, which cost more than the copy itself."""
+    copied into (the first nb images of) `buf`."""
     nb = xf.shape[0]
     out = buf[:nb]
     blocks = out.reshape(nb, len(offs), c * ln)
@@ -84,28 +100,37 @@ def _perm(w, k2):
     return w.reshape(o, -1, k2).transpose(0, 2, 1).reshape(o, -1)
 
 
+# Each impl runs its chunks (a few images each) on both threads: the padding, the column
+# copies, the GEMM and the scatter of a chunk stay in that thread's cache and buffers, and
+# chunks write disjoint images of the result (the weight gradient sums its chunks' parts in
+# chunk order), so the threading does not change a bit.
+
 def _conv_s1_impl(x, w, b, geom):
     xp = array_module(x)
     (kh, kw), _, _ = geom
     n, c = x.shape[:2]
     hp, wp, ho, wo, ln, offs = _dims(x.shape, geom)
     bias = None if b is None else b.reshape(-1, 1, 1)
-    xf = _flat_pad(xp, x, geom)
     wperm = _perm(w, kh * kw)
     dtype = xp.result_type(x.dtype, w.dtype, *(() if b is None else (b.dtype,)))
     y = xp.empty((n, w.shape[0], ho, wo), dtype)
     chunks = _chunks(n, w.shape[1], ln, x.itemsize)
     nb = chunks[0][1]
-    cbuf = xp.empty((nb, w.shape[1], ln), x.dtype)
     m = ho * wp  # GEMMs skip the columns past the (Ho, Wp) grid
-    ybuf = xp.empty((nb, w.shape[0], m), xp.result_type(x.dtype, w.dtype))
-    for a, b in chunks:
-        cols = _cols(xf[a:b], c, ln, offs, cbuf)[:, :, :m]
-        yc = xp.matmul(wperm, cols, out=ybuf[:b - a]).reshape(b - a, -1, ho, wp)[..., :wo]
+    mdt = xp.result_type(x.dtype, w.dtype)
+
+    def run(a, b):
+        xf = _flat_pad(xp, x[a:b], geom, nb)
+        cols = _cols(xf, c, ln, offs, _buf(xp, "cols", (nb, w.shape[1], ln), x.dtype))
+        ybuf = _buf(xp, "y", (nb, w.shape[0], m), mdt)
+        yc = xp.matmul(wperm, cols[:, :, :m], out=ybuf[:b - a])
+        yc = yc.reshape(b - a, -1, ho, wp)[..., :wo]
         if bias is None:
             y[a:b] = yc
         else:
             xp.add(yc, bias, out=y[a:b])
+
+    _map(xp, run, chunks)
     return y
 
 
@@ -115,19 +140,23 @@ def _conv_s1_dx_impl(g, w, x_shape, geom):
     n, c, h, wd = x_shape
     hp, wp, ho, wo, ln, offs = _dims(x_shape, geom)
     dt = xp.result_type(g.dtype, w.dtype)
-    out = xp.zeros((n, c * ln + offs[-1]), dt)
+    out = xp.empty((n, c * ln + offs[-1]), dt)
     wt = xp.ascontiguousarray(_perm(w, kh * kw).T)
     chunks = _chunks(n, w.shape[1], ln, dt.itemsize)
     nb = chunks[0][1]
-    gbuf = xp.zeros((nb, w.shape[0], ln), g.dtype)
     m = ho * wp  # GEMMs skip the columns past the (Ho, Wp) grid: they stay 0 in cbuf
-    cbuf = xp.zeros((nb, w.shape[1], ln), dt)
-    for a, b in chunks:
+
+    def run(a, b):
+        gbuf = _buf(xp, ("g", geom, ho, wo), (nb, w.shape[0], ln), g.dtype, zero=True)
+        cbuf = _buf(xp, ("dcols", m), (nb, w.shape[1], ln), dt, zero=True)
         xp.matmul(wt, _pad_out(g[a:b], gbuf, wp)[:, :, :m], out=cbuf[:b - a, :, :m])
         blocks = cbuf[:b - a].reshape(b - a, len(offs), c * ln)
         oc = out[a:b]
+        oc[:] = 0
         for t, o in enumerate(offs):
             oc[:, o:o + c * ln] += blocks[:, t]
+
+    _map(xp, run, chunks)
     grid = out[:, :c * ln].reshape(n, c, ln)[:, :, :hp * wp].reshape(n, c, hp, wp)
     return grid[:, :, ph:ph + h, pw:pw + wd]
 
@@ -137,22 +166,24 @@ def _conv_s1_dw_impl(g, x, w_shape, geom):
     (kh, kw), _, _ = geom
     n, c = x.shape[:2]
     hp, wp, ho, wo, ln, offs = _dims(x.shape, geom)
-    xf = _flat_pad(xp, x, geom)
     dt = xp.result_type(g.dtype, x.dtype)
     o, k = w_shape
-    dwt = xp.zeros((k, o), dt)  # the transpose, rows (a, b, c), until the end
     chunks = _chunks(n, w_shape[1], ln, x.itemsize)
     nb = chunks[0][1]
-    gbuf = xp.zeros((nb, w_shape[0], ln), g.dtype)
-    cbuf = xp.empty((nb, w_shape[1], ln), x.dtype)
-    pbuf = xp.empty((nb, k, o), dt)
     m = ho * wp  # GEMMs skip the columns past the (Ho, Wp) grid
-    for a, b in chunks:
-        cols = _cols(xf[a:b], c, ln, offs, cbuf)[:, :, :m]
-        gc = _pad_out(g[a:b], gbuf, wp)[:, :, :m]
+
+    def run(a, b):
+        xf = _flat_pad(xp, x[a:b], geom, nb)
+        cols = _cols(xf, c, ln, offs, _buf(xp, "cols", (nb, k, ln), x.dtype))[:, :, :m]
+        gc = _pad_out(g[a:b], _buf(xp, ("g", geom, ho, wo), (nb, o, ln), g.dtype, zero=True),
+                      wp)[:, :, :m]
         # (k, m) @ (m, O): this orientation of the long-K product is the faster one
-        p = xp.matmul(cols, gc.transpose(0, 2, 1), out=pbuf[:b - a])
-        dwt += p.sum(0)
+        p = xp.matmul(cols, gc.transpose(0, 2, 1), out=_buf(xp, "dw", (nb, k, o), dt)[:b - a])
+        return p.sum(0)
+
+    dwt = xp.zeros((k, o), dt)  # the transpose, rows (a, b, c), until the end
+    for part in _map(xp, run, chunks):  # summed in chunk order
+        dwt += part
     return xp.ascontiguousarray(dwt.reshape(kh * kw, -1, o).transpose(2, 1, 0)).reshape(w_shape)
 
 

@@ -1,0 +1,63 @@
+"""The threaded paths of fnad_nn's primitives compute exactly what the serial paths do."""
+
+import numpy as np
+import pytest
+
+from fnad_nn import _parallel
+from fnad_nn._activations import _relu_impl, _relu_vjp
+from fnad_nn._conv_s1 import _conv_s1_dw_impl, _conv_s1_dx_impl, _conv_s1_impl
+from fnad_nn._fused import _mm, _mm_tn, _sum_rows
+
+GEOM = ((3, 3), (1, 1), (1, 1))
+
+
+def _both(fn):
+    """fn() with the helper thread and without: the results, bit for bit."""
+    old = _parallel.set_threads(2)
+    try:
+        threaded = fn()
+        _parallel.set_threads(1)
+        serial = fn()
+    finally:
+        _parallel.set_threads(old)
+    return threaded, serial
+
+
+def _data(*shapes, dtype=np.float32):
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_conv_s1_threaded_is_serial(dtype):
+    x, w, b, g = _data((20, 16, 14, 14), (24, 144), (24,), (20, 24, 14, 14), dtype=dtype)
+    for fn in (lambda: _conv_s1_impl(x, w, b, GEOM),
+               lambda: _conv_s1_dx_impl(g, w, x.shape, GEOM),
+               lambda: _conv_s1_dw_impl(g, x, w.shape, GEOM)):
+        threaded, serial = _both(fn)
+        np.testing.assert_array_equal(threaded, serial)
+
+
+def test_relu_threaded_is_serial():
+    x, g = _data((64, 32, 28, 28), (64, 32, 28, 28))
+    for fn in (lambda: _relu_impl(x), lambda: _relu_vjp(g, _relu_impl(x), x)):
+        threaded, serial = _both(fn)
+        np.testing.assert_array_equal(threaded, serial)
+
+
+def test_affine_helpers_threaded_are_serial():
+    x, w, b, g = _data((2048, 128), (128, 512), (512,), (2048, 512))
+    for fn in (lambda: _mm(x, w, b), lambda: _mm(g, w.T), lambda: _mm_tn(x, g),
+               lambda: _sum_rows(g)):
+        threaded, serial = _both(fn)
+        np.testing.assert_array_equal(threaded, serial)
+    np.testing.assert_allclose(_mm(x, w, b), x @ w + b, rtol=1e-5, atol=1e-4)
+
+
+def test_parallel_map_keeps_order_and_scratch_is_per_key():
+    out = _parallel.parallel_map(lambda i, slot: i * i, list(range(50)), threads=2)
+    assert out == [i * i for i in range(50)]
+    a = _parallel.scratch("t", (3, 4), np.float32, zero=True)
+    assert a is _parallel.scratch("t", (3, 4), np.float32)
+    assert a is not _parallel.scratch("t", (3, 4), np.float64)
+    assert not a.any()
