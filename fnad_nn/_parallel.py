@@ -27,7 +27,16 @@ __all__ = ["set_threads", "parallel_map", "parallel_rows", "scratch", "MIN_BYTES
 
 MIN_BYTES = 1 << 19  # below this a pass stays on one thread (a hand-off costs ~20-50 us)
 
-_state = {"threads": min(2, os.cpu_count() or 1), "pool": None}
+def _default_threads():
+    """2, or fewer where the machine or OPENBLAS_NUM_THREADS / OMP_NUM_THREADS allow fewer."""
+    n = min(2, os.cpu_count() or 1)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        if os.environ.get(var, "").strip().isdigit():
+            return max(1, min(n, int(os.environ[var])))
+    return n
+
+
+_state = {"threads": _default_threads(), "pool": None}
 _local = threading.local()
 
 
