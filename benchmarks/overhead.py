@@ -11,36 +11,18 @@ Run: python benchmarks/overhead.py [--repeats N]
 """
 
 import argparse
-import statistics
-import time
+import os
+import sys
 
 import numpy as np
 
 import fnad
 import fnad.numpy as fnp
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import median_times  # noqa: E402
+
 N_CHAIN = 200
-
-
-def median_times(fns, repeats, rounds=5, pause=0.3):
-    """Median seconds per call of each function.
-
-    Each function runs in blocks of `repeats // rounds` calls; blocks of the different
-    functions alternate for `rounds` rounds (so drift hits all alike), with a pause between
-    blocks so that one library's spinning worker threads (PyTorch's OpenMP pool, OpenBLAS)
-    are idle before the next library is timed.
-    """
-    per_block = max(1, repeats // rounds)
-    times = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            time.sleep(pause)
-            f()  # warm up
-            for _ in range(per_block):
-                t0 = time.perf_counter()
-                f()
-                times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 # --------------------------------------------------------------------------- 1. op chain
@@ -184,7 +166,7 @@ def main():
         xt = torch.tensor(x16)
         assert np.allclose(chain_torch(torch, xt).numpy(), chain_numpy_grad(x16))
         fns["torch"] = lambda: chain_torch(torch, xt)
-    line = {k: v / N_CHAIN * 1e6 for k, v in median_times(fns, r).items()}
+    line = {k: v / N_CHAIN * 1e6 for k, v in median_times(fns, r, rounds=5).items()}
     line["workload"] = f"chain of {N_CHAIN} ops, per op (us)"
     rows.append(line)
 
@@ -204,14 +186,14 @@ def main():
                     torch.tensor(p["b"], requires_grad=True)) for p in params]
         xt, yt = torch.tensor(x), torch.tensor(labels)
         fns["torch"] = lambda: mlp_step_torch(torch, tparams, xt, yt)
-    line = {k: v * 1e3 for k, v in median_times(fns, r).items()}
+    line = {k: v * 1e3 for k, v in median_times(fns, r, rounds=5).items()}
     line["workload"] = "MLP 784-256-256-10 step, b=128 f32 (ms)"
     rows.append(line)
 
     xs = rng.standard_normal(16)
     assert np.allclose(plain_chain(fnp, xs), plain_chain(np, xs))
-    line = {k: v / 1000 * 1e6 for k, v in median_times(
-        {"fnad": lambda: plain_chain(fnp, xs), "numpy": lambda: plain_chain(np, xs)}, r).items()}
+    fns = {"fnad": lambda: plain_chain(fnp, xs), "numpy": lambda: plain_chain(np, xs)}
+    line = {k: v / 1000 * 1e6 for k, v in median_times(fns, r, rounds=5).items()}
     line["workload"] = "1000 plain fnad.numpy calls, per call (us)"
     rows.append(line)
 

@@ -16,30 +16,20 @@ import argparse
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import median_times, report, threads_from_argv  # noqa: E402
 
-def _threads():
-    """--threads N (default 2), applied to BLAS before NumPy is imported and to torch."""
-    n = "2"
-    if "--threads" in sys.argv:
-        n = sys.argv[sys.argv.index("--threads") + 1]
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = n
-    return int(n)
-
-
-THREADS = _threads()
+THREADS = threads_from_argv()
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fnad  # noqa: E402
 import fnad.numpy as fnp  # noqa: E402
 import fnad_nn as nn  # noqa: E402
-from _nn_timing import median_times, report  # noqa: E402
 
 torch.set_num_threads(THREADS)
 B, T, D, H = 32, 64, 128, 4

@@ -1,7 +1,23 @@
-"""Timing helper shared by benchmarks/conv.py and benchmarks/transformer.py."""
+"""Timing helpers shared by the benchmark scripts (no NumPy import here: `threads_from_argv`
+must run before NumPy loads its BLAS)."""
 
+import os
 import statistics
+import sys
 import time
+
+
+def threads_from_argv(default=2):
+    """--threads N (default 2), applied to BLAS through the environment; returns N.
+
+    Call it before importing NumPy, and pass N to `torch.set_num_threads`.
+    """
+    n = str(default)
+    if "--threads" in sys.argv:
+        n = sys.argv[sys.argv.index("--threads") + 1]
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = n
+    return int(n)
 
 
 def median_times(fns, repeats, rounds=3, pause=0.3):
