@@ -7,7 +7,8 @@ results do not depend on the threading: `set_threads(1)` runs the same parts in 
 (`parallel_map`), or the whole pass at once where the parts are independent rows
 (`parallel_rows`).
 
-GEMMs inside a part run single-threaded (OpenBLAS's `openblas_set_num_threads_local`): the
+GEMMs inside a part run single-threaded (OpenBLAS's `openblas_set_num_threads_local`, which
+sets the process-wide count: the calling thread sets 1 and restores it around the map): the
 parts are the parallelism. This matters beyond the GEMM itself: after a multi-threaded call
 OpenBLAS's worker busy-waits on the other core for about 0.1 s, and an elementwise pass split
 over two threads then gains nothing (measured: a 32x4x64x64 softmax 1.8 ms serial, 1.16 ms in
@@ -78,16 +79,11 @@ def _pool():
     return _state["pool"]
 
 
-def _drain(fn, items, counter, results, slot, blas):
-    old = _blas_local(1) if blas else None
-    try:
-        for i in counter:
-            if i >= len(items):
-                return
-            results[i] = fn(items[i], slot)
-    finally:
-        if blas:
-            _blas_local(old)
+def _drain(fn, items, counter, results, slot):
+    for i in counter:
+        if i >= len(items):
+            return
+        results[i] = fn(items[i], slot)
 
 
 def parallel_map(fn, items, *, blas=False, threads=None):
@@ -100,11 +96,20 @@ def parallel_map(fn, items, *, blas=False, threads=None):
     if threads < 2 or len(items) < 2 or (blas and _blas_local is None):
         return [fn(item, 0) for item in items]
     counter, results = itertools.count(), [None] * len(items)
-    fut = _pool().submit(_drain, fn, items, counter, results, 1, blas)
+    # The BLAS thread count is process-wide (`openblas_set_num_threads_local` sets the
+    # global count in OpenBLAS 0.3.x): only this thread sets and restores it, around both
+    # threads' work. (Setting it in each thread raced: the helper could read the main
+    # thread's 1 as "old" and restore it last, leaving OpenBLAS on one thread for good.)
+    old = _blas_local(1) if blas else None
     try:
-        _drain(fn, items, counter, results, 0, blas)
+        fut = _pool().submit(_drain, fn, items, counter, results, 1)
+        try:
+            _drain(fn, items, counter, results, 0)
+        finally:
+            fut.result()
     finally:
-        fut.result()
+        if blas:
+            _blas_local(old)
     return results
 
 

@@ -61,3 +61,23 @@ def test_parallel_map_keeps_order_and_scratch_is_per_key():
     assert a is _parallel.scratch("t", (3, 4), np.float32)
     assert a is not _parallel.scratch("t", (3, 4), np.float64)
     assert not a.any()
+
+
+@pytest.mark.skipif(_parallel._blas_local is None, reason="needs OpenBLAS")
+def test_blas_maps_restore_the_blas_thread_count():
+    # the count is process-wide in OpenBLAS: a map must leave it as it found it (it used to
+    # be set and restored in both threads, which raced and could leave OpenBLAS on 1 thread)
+    def count():
+        n = _parallel._blas_local(1)
+        _parallel._blas_local(n)
+        return n
+
+    old = _parallel._blas_local(2)
+    try:
+        a, b = _data((2048, 128), (128, 512))
+        for _ in range(20):
+            _parallel.parallel_map(lambda r, slot: a[r[0]:r[1]] @ b, [(0, 1024), (1024, 2048)],
+                                   blas=True, threads=2)
+            assert count() == 2
+    finally:
+        _parallel._blas_local(old)
