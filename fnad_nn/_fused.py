@@ -137,6 +137,20 @@ defjvp(affine,
 
 # ----------------------------------------------------------------------------- softmax
 
+def _last_sum(xp, a):
+    """`a.sum(-1, keepdims=True)` by einsum: 3-4x faster on short rows (64 scores)."""
+    if a.dtype.itemsize < 4:  # NumPy's sum accumulates float16 in float32, einsum does not
+        return xp.sum(a, axis=-1, keepdims=True, dtype=np.float32).astype(a.dtype)
+    return xp.einsum("...i->...", a)[..., None]
+
+
+def _last_dot(xp, a, b):
+    """`(a * b).sum(-1, keepdims=True)` without the product's temporary array."""
+    if a.dtype.itemsize < 4 or b.dtype.itemsize < 4:
+        return _last_sum(xp, a * b)
+    return xp.einsum("...i,...i->...", a, b)[..., None]
+
+
 def _row_max(xp, p):
     """Max over the last axis, keepdims, as elementwise maxima of (overlapping) halves: a
     last-axis max reduction of short rows is several times slower in NumPy."""
@@ -157,7 +171,7 @@ def _attention_softmax_impl(s, drop, scale):
         m[~xp.isfinite(m)] = 0
     p -= m
     xp.exp(p, out=p)
-    d = xp.sum(p, axis=-1, keepdims=True)
+    d = _last_sum(xp, p)
     if drop is not None:
         d[d == 0] = 1
     p /= d
@@ -166,7 +180,7 @@ def _attention_softmax_impl(s, drop, scale):
 
 def _softmax_vjp_impl(g, p, scale):
     xp = array_module(g)
-    r = xp.sum(g * p, axis=-1, keepdims=True)
+    r = _last_dot(xp, g, p) if g.shape == p.shape else xp.sum(g * p, axis=-1, keepdims=True)
     u = xp.subtract(g, r)
     u *= p
     if scale != 1:
@@ -200,16 +214,16 @@ defjvp(softmax_vjp, lambda t, ans, g, p, scale: softmax_vjp(t, p, scale), _softm
 
 def _normalize_impl(x, eps):
     xp = array_module(x)
-    xc = x - xp.mean(x, axis=-1, keepdims=True)
-    var = xp.einsum("...i,...i->...", xc, xc)[..., None] / x.shape[-1]  # no squared temporary
+    xc = x - _last_sum(xp, x) / x.shape[-1]
+    var = _last_dot(xp, xc, xc) / x.shape[-1]  # no squared temporary
     xc *= 1 / xp.sqrt(var + eps)
     return xc
 
 
 def _ln_rstd_impl(x, eps):
     xp = array_module(x)
-    xc = x - xp.mean(x, axis=-1, keepdims=True)
-    var = xp.einsum("...i,...i->...", xc, xc)[..., None] / x.shape[-1]
+    xc = x - _last_sum(xp, x) / x.shape[-1]
+    var = _last_dot(xp, xc, xc) / x.shape[-1]
     return 1 / xp.sqrt(var + eps)
 
 
@@ -221,8 +235,8 @@ def _normalize_rule_np(g, xhat, x, eps):
     """`_normalize_rule` on plain arrays, in four passes and one fresh array."""
     xp = array_module(g)
     d = x.shape[-1]
-    m1 = xp.mean(g, axis=-1, keepdims=True)
-    m2 = xp.einsum("...i,...i->...", g, xhat)[..., None] / d
+    m1 = _last_sum(xp, g) / d
+    m2 = _last_dot(xp, g, xhat) / d
     out = xhat * m2
     xp.subtract(g, out, out=out)
     out -= m1
