@@ -98,8 +98,10 @@ def _fast2d(*arrays):
     return _AFFINE_THREADS and _plain(*arrays) and all(a.ndim == 2 for a in arrays)
 
 
-# Off: in the transformer step these splits measured slower than OpenBLAS's own threads
-# (32 vs 28 ms per step), though 1.6x faster on the same GEMMs alone.
+# Off: slower than OpenBLAS's own threads (a 2048x128 @ 128x512 GEMM 1.07 vs 0.93 ms; the
+# "1.6x faster" once measured was against an OpenBLAS left on 1 thread by a since-fixed race
+# in `_parallel`), and each split call costs 100-200 us of hand-off in the transformer step
+# (32-34 vs 29 ms per step).
 _AFFINE_THREADS = False
 
 
