@@ -52,15 +52,11 @@ def _ufunc_with_kwargs(prim, inputs, kwargs):
 def _operator(ufunc, reflected=False):
     """A tracer operator that binds the ufunc's primitive directly (no protocol detour)."""
     prim = PRIMITIVE_OF[ufunc]
-    if prim.nondiff:
-        if reflected:
-            return lambda s, o: bind_traced(prim, (o, s), _NO_KWARGS)
-        return lambda s, o: bind_traced(prim, (s, o), _NO_KWARGS)
 
     def op(s, o):
         args = (o, s) if reflected else (s, o)
         try:
-            if isinstance(o, Tracer):
+            if prim.nondiff or isinstance(o, Tracer):  # bind_traced picks the trace
                 return bind_traced(prim, args, _NO_KWARGS)
             return s._trace.process(prim, args, _NO_KWARGS)
         except Exception as e:  # e.g. NumPy and CuPy arrays mixed: say so clearly

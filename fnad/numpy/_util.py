@@ -2,10 +2,9 @@
 
 import numpy as np
 
-from .._tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, register_callable
+from .._tracer import PRIMITIVE_OF, Primitive, getval, primitive, register_callable
 
-__all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes",
-           "fnp_lazy"]
+__all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes"]
 
 
 def wrap(np_fun, name=None, **kw):
@@ -54,18 +53,6 @@ def norm_axes(axis, nd):
     return (axis % nd if nd else axis,)
 
 
-_fnp = None
-
-
-def fnp_lazy():
-    """The `fnad.numpy` module (rule modules import it lazily to avoid import cycles)."""
-    global _fnp
-    if _fnp is None:
-        from .. import numpy as m
-        _fnp = m
-    return _fnp
-
-
 def unbroadcast(g, to_shape):
     """Sum `g` over the axes along which a value of `to_shape` was broadcast.
 
@@ -75,7 +62,7 @@ def unbroadcast(g, to_shape):
     g_shape = shape(g)
     if g_shape == to_shape:  # the common case, first and cheap
         return g
-    to_shape = tuple(to_shape)
+    to_shape = tuple(to_shape)  # a list given by a caller
     if g_shape == to_shape:
         return g
     lead = len(g_shape) - len(to_shape)
@@ -89,6 +76,3 @@ def unbroadcast(g, to_shape):
         g = g.reshape(to_shape)
     return g
 
-
-def is_traced(x):
-    return isinstance(x, Tracer)
