@@ -1,4 +1,9 @@
-"""The threaded paths of fnad_nn's primitives compute exactly what the serial paths do."""
+"""The threaded paths of fnad_nn's primitives compute what the serial paths do.
+
+Elementwise passes must match bit for bit. Products may differ in the last bits: OpenBLAS
+blocks a GEMM differently at one thread than at two on some kernels (seen with its Haswell
+kernel on AMD EPYC), so those are compared to float rounding.
+"""
 
 import numpy as np
 import pytest
@@ -23,6 +28,12 @@ def _both(fn):
     return threaded, serial
 
 
+def _assert_same(threaded, serial):
+    """Equal up to the summation order of a GEMM (bit-identical where the BLAS allows)."""
+    tol = 2e-5 if threaded.dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(threaded, serial, rtol=tol, atol=tol * float(np.abs(serial).max()))
+
+
 def _data(*shapes, dtype=np.float32):
     rng = np.random.default_rng(0)
     return [rng.standard_normal(s).astype(dtype) for s in shapes]
@@ -34,8 +45,7 @@ def test_conv_s1_threaded_is_serial(dtype):
     for fn in (lambda: _conv_s1_impl(x, w, b, GEOM),
                lambda: _conv_s1_dx_impl(g, w, x.shape, GEOM),
                lambda: _conv_s1_dw_impl(g, x, w.shape, GEOM)):
-        threaded, serial = _both(fn)
-        np.testing.assert_array_equal(threaded, serial)
+        _assert_same(*_both(fn))
 
 
 def test_relu_threaded_is_serial():
@@ -49,8 +59,7 @@ def test_affine_helpers_threaded_are_serial():
     x, w, b, g = _data((2048, 128), (128, 512), (512,), (2048, 512))
     for fn in (lambda: _mm(x, w, b), lambda: _mm(g, w.T), lambda: _mm_tn(x, g),
                lambda: _sum_rows(g)):
-        threaded, serial = _both(fn)
-        np.testing.assert_array_equal(threaded, serial)
+        _assert_same(*_both(fn))
     np.testing.assert_allclose(_mm(x, w, b), x @ w + b, rtol=1e-5, atol=1e-4)
 
 
