@@ -445,22 +445,26 @@ def randint(key, shape, minval, maxval, dtype=np.int32):
         raise TypeError(f"fnad.random.randint: dtype must be an integer type, got {dtype}.")
     shape = _shape_tuple(shape, "randint")
     info = np.iinfo(dtype)
-    upper = info.max if dtype.itemsize == 8 else info.max + 1
     minval, maxval = getval(minval), getval(maxval)
     xp = array_module(k, minval, maxval)
+    bits = _random_bits(k, 64, shape)
     if np.ndim(minval) == 0 and np.ndim(maxval) == 0 and not (
             hasattr(minval, "device") or hasattr(maxval, "device")):
         lo = min(max(int(minval), info.min), info.max)
-        hi = min(max(int(maxval), info.min), upper)
-        span, base = np.uint64(max(hi - lo, 1)), np.uint64(lo % 2**64)
-    else:
-        wide = np.uint64 if dtype == np.uint64 else np.int64
-        lo = xp.clip(xp.asarray(minval).astype(wide), info.min, info.max)
-        hi = xp.clip(xp.asarray(maxval).astype(wide), info.min, upper)
-        span = hi.astype(np.uint64) - lo.astype(np.uint64)  # exact modulo 2**64
-        span = xp.where(hi <= lo, np.uint64(1), span)
-        base = lo.astype(np.uint64)
-    offset = _random_bits(k, 64, shape) % span
+        hi = min(max(int(maxval), info.min), info.max + 1)
+        span, base = max(hi - lo, 1), np.uint64(lo % 2**64)
+        offset = bits if span == 2**64 else bits % np.uint64(span)  # 2**64: every bit pattern
+        return (base + offset).astype(dtype)
+    wide = np.uint64 if dtype == np.uint64 else np.int64
+    lo = xp.clip(xp.asarray(minval).astype(wide), info.min, info.max)
+    hi = xp.asarray(maxval)
+    past = hi > info.max  # maxval one past the dtype's maximum (only 64-bit dtypes overflow)
+    hi = xp.where(past, info.max, xp.clip(hi.astype(wide), info.min, info.max))
+    span = hi.astype(np.uint64) - lo.astype(np.uint64) + past.astype(np.uint64)  # mod 2**64
+    span = xp.where((hi <= lo) & ~past, np.uint64(1), span)
+    full = span == 0  # the whole 64-bit range: 2**64 wrapped to 0
+    offset = xp.where(full, bits, bits % xp.where(full, np.uint64(1), span))
+    base = lo.astype(np.uint64)
     return (base + offset).astype(dtype)
 
 

@@ -217,8 +217,66 @@ def apply_updates(params, updates):
       updates, opt_state = opt.update(grads, opt_state, params)
       params = apply_updates(params, updates)
     """
-    return tree_map_checked("apply_updates", lambda p, u: cast_like(p + u, p), params, updates,
-                            names=("params", "updates"))
+    (p_leaves, u_leaves), treedef = check_structures("apply_updates", params, updates,
+                                                     names=("params", "updates"))
+    out = []
+    for p, u in zip(p_leaves, u_leaves):
+        if getattr(p, "shape", ()) != getattr(u, "shape", ()) or _truncates(p, u):
+            _leaf_mismatch(treedef, len(out), p, u)
+        out.append(cast_like(p + u, p))
+    return treedef.unflatten(out)
+
+
+_PY_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
+
+
+def _kind(x):
+    dtype = getattr(x, "dtype", None)
+    return dtype.kind if dtype is not None else _PY_KINDS.get(type(x), "f")
+
+
+def _truncates(p, u):
+    """Whether adding update `u` to param `p` and casting back to p's dtype loses a part of u
+    (a fraction into an integer param, an imaginary part into a real one)."""
+    pk, uk = _kind(p), _kind(u)
+    return (pk in "biu" and uk in "fc") or (uk == "c" and pk != "c")
+
+
+def _describe(x):
+    dtype = getattr(x, "dtype", None)
+    return f"{dtype if dtype is not None else type(x).__name__}{tuple(getattr(x, 'shape', ()))}"
+
+
+def leaf_path(treedef, i):
+    """The path of leaf `i` of `treedef`, written as in Python: `['layer']['w']`, `.mu`, `[0]`."""
+    parts, node = [], treedef
+    while node.node_type is not None:
+        for j, child in enumerate(node.children):
+            if i < child.num_leaves:
+                break
+            i -= child.num_leaves
+        t, aux = node.node_type, node.aux
+        if issubclass(t, dict) and isinstance(aux, tuple) and len(aux) == len(node.children):
+            parts.append(f"[{aux[j]!r}]")
+        elif issubclass(t, tuple) and hasattr(t, "_fields"):
+            parts.append(f".{t._fields[j]}")
+        else:
+            parts.append(f"[{j}]")
+        node = child
+    return "".join(parts) or "(root)"
+
+
+def _leaf_mismatch(treedef, i, p, u):
+    where, ps, us = leaf_path(treedef, i), _describe(p), _describe(u)
+    if getattr(p, "shape", ()) != getattr(u, "shape", ()):
+        raise ValueError(f"apply_updates: the update at {where} is {us} but its param is {ps}; "
+                         "each update must have its param's shape (a gradient of another "
+                         "shape would silently broadcast the param). Check that the grads "
+                         "come from a loss of these params.")
+    raise TypeError(f"apply_updates: the update at {where} is {us} but its param is {ps}; "
+                    f"adding it would silently truncate the update to {getattr(p, 'dtype', ps)}. "
+                    "Keep integer leaves (step counters, indices) out of the params the "
+                    "optimizer updates, or make the param a float (complex) array.")
 
 
 def global_norm(updates):

@@ -259,6 +259,24 @@ def test_randint_edges():
         jr.randint(KEY, (2,), 0, 3, np.float32)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_randint_64bit_reaches_the_maximum(dtype):
+    """maxval one past the dtype's maximum (as the docstring allows) can return the maximum."""
+    top = int(np.iinfo(dtype).max)
+    cases = [(top - 3, top + 1)]
+    if dtype == np.int64:  # an array bound one past the maximum needs a wider dtype (uint64)
+        cases.append((np.array([top - 3]), np.array([top + 1], np.uint64)))
+    for lo, hi in cases:
+        r = jr.randint(KEY, (2000,), lo, hi, dtype)
+        assert r.dtype == dtype and set(r.tolist()) == {top - 3, top - 2, top - 1, top}
+    info = np.iinfo(dtype)  # the whole range: every 64-bit pattern is possible
+    full = jr.randint(KEY, (N,), int(info.min), top + 1, dtype)
+    if dtype == np.int64:
+        same = jr.randint(KEY, (N,), np.array(int(info.min)), np.array([top + 1], np.uint64),
+                          dtype)
+        np.testing.assert_array_equal(full, same)
+    assert full.astype(np.float64).std() > 2**61
+
 def test_permutation():
     p = jr.permutation(KEY, 100)
     assert sorted(p.tolist()) == list(range(100)) and p.tolist() != list(range(100))

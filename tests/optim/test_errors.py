@@ -91,3 +91,35 @@ def test_chain_state_from_another_chain():
     opt = fo.chain(fo.scale(1.0), fo.scale(2.0))
     with pytest.raises(ValueError, match="chain: expected a state tuple of 2"):
         opt.update(PARAMS, (fo.EmptyState(),))
+
+
+def test_apply_updates_shape_mismatch_names_leaf_and_shapes():
+    """A (2, 3) update for a (3,) param used to broadcast the param to (2, 3) silently."""
+    params = {"layer": {"w": np.ones((3, 3)), "b": np.zeros(3)}}
+    updates = {"layer": {"w": np.ones((3, 3)), "b": np.ones((2, 3))}}
+    with pytest.raises(ValueError, match=r"apply_updates: the update at \['layer'\]\['b'\] is "
+                                         r"float64\(2, 3\) but its param is float64\(3,\)"):
+        fo.apply_updates(params, updates)
+    with pytest.raises(ValueError, match=r"at \[1\] is float64\(\) but its param is float64\(2,"):
+        fo.apply_updates([np.ones(1), np.ones(2)], [np.ones(1), np.float64(0.5)])
+    opt = fo.sgd(0.1, momentum=0.9)  # through a whole optimizer step
+    grads = {"layer": {"w": np.ones((3, 3)), "b": np.ones((2, 3))}}
+    u, _ = opt.update(grads, opt.init(params), params)
+    with pytest.raises(ValueError, match=r"\['layer'\]\['b'\]"):
+        fo.apply_updates(params, u)
+
+
+def test_apply_updates_float_into_int_param_raises():
+    """A float update to an integer param used to be truncated silently (0.7 -> 0)."""
+    params = fo.ScaleByAdamState(np.int32(1), {"w": np.zeros(2)}, [np.arange(3)])
+    updates = fo.ScaleByAdamState(np.int32(1), {"w": np.ones(2)}, [np.full(3, 0.7)])
+    with pytest.raises(TypeError, match=r"the update at \.nu\[0\] is float64\(3,\) but its "
+                                        r"param is int64\(3,\).*truncate"):
+        fo.apply_updates(params, updates)
+    with pytest.raises(TypeError, match=r"complex128\(2,\) but its param is float64\(2,\)"):
+        fo.apply_updates({"w": np.zeros(2)}, {"w": np.ones(2) * 1j})
+    out = fo.apply_updates(params, fo.ScaleByAdamState(np.int32(2), {"w": np.ones(2)},
+                                                        [np.ones(3, np.int64)]))
+    assert out.count == 3 and out.nu[0].dtype == np.int64  # int + int is fine
+    f32 = fo.apply_updates({"w": np.zeros(2, np.float32)}, {"w": np.ones(2)})  # float64 -> 32
+    assert f32["w"].dtype == np.float32
