@@ -75,8 +75,9 @@ def test_resume_from_checkpoint_is_bit_identical(tmp_path, name, dtype):
     fnad.save(path, {"params": params, "opt_state": state})
     del params, state
 
-    opt = OPTIMIZERS[name]()  # a fresh process would rebuild the optimizer
-    loaded = fnad.load(path)
+    opt = OPTIMIZERS[name]()  # a fresh process would rebuild the optimizer and its state
+    like = {"params": _params(dtype), "opt_state": opt.init(_params(dtype))}
+    loaded = fnad.load(path, like=like)  # the state's NamedTuple classes come from like
     _identical(loaded["opt_state"], _steps(opt, _params(dtype), opt.init(_params(dtype)), 0,
                                            CUT, dtype)[1])
     resumed = _steps(opt, loaded["params"], loaded["opt_state"], CUT, TOTAL, dtype)
@@ -91,3 +92,7 @@ def test_load_with_like_keeps_state_classes(tmp_path):
     loaded = fnad.load(tmp_path / "s.npz", like=opt.init(params))
     assert type(loaded[0]) is fo.ScaleByAdamState
     assert loaded[0].count.dtype == np.int32 and loaded[0].count.shape == ()
+    raw = fnad.load(tmp_path / "s.npz")  # without like: plain tuples, no class named by the file
+    assert type(raw[0]) is tuple and len(raw[0]) == 3
+    named = fnad.load(tmp_path / "s.npz", types=[fo.ScaleByAdamState, fo.EmptyState])
+    assert type(named[0]) is fo.ScaleByAdamState
