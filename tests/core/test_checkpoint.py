@@ -302,3 +302,5 @@ def test_killed_writer_leaves_previous_checkpoint(tmp_path):
     tmp = [f for f in os.listdir(tmp_path) if f != "ckpt.npz"][0]
     with pytest.raises(CheckpointError):
         fnad.load(tmp_path / tmp)
+    fnad.save(p, {"version": 3})  # the next save to the path removes the dead writer's file
+    assert os.listdir(tmp_path) == ["ckpt.npz"] and fnad.load(p) == {"version": 3}
