@@ -331,8 +331,8 @@ def load(path, like=None, device=None, *, types=()):
     place = None if device is None else parse_device(device, fname="fnad.load")
     want = None if like is None else describe(like, "", [], f"fnad.load({fpath!r}): like=")
     try:
-        with zipfile.ZipFile(fpath, "r") as zf:
-            reader = Reader(zf, fpath, place, allowed)
+        with open(fpath, "rb") as fh, zipfile.ZipFile(fh, "r") as zf:
+            reader = Reader(fh, zf, fpath, place, allowed)
             stored = reader.read_tree()
             if like is None:
                 return reader.build(stored)

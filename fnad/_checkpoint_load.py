@@ -11,7 +11,9 @@ classes the caller lists in `types=`; with `like=` the classes come from `like`.
 import dataclasses
 import json
 import math
+import struct
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -24,6 +26,7 @@ from ._tree import _node_handler, _registry
 MAX_META_BYTES = 1 << 28  # tree.json of a tree of about a million leaves
 _MAX_RATIO = 1100  # deflate inflates at most 1032-fold: a larger declared size is a zip bomb
 _CHUNK = 1 << 24
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a zip member's local file header
 _NODE_ENTRIES = {"node", "children", "keys", "fields", "attrs", "aux", "order"}
 _ARRAY_ENTRIES = {"array", "shape", "dtype", "scalar"}
 _DTYPE_KINDS = "biufcSUmM"
@@ -72,8 +75,8 @@ def _dec_num(v):
 class Reader:
     """One `fnad.load` call: the open archive, where arrays go, and the allowed classes."""
 
-    def __init__(self, zf, fpath, device, allowed):
-        self.zf, self.fpath, self.device, self.allowed = zf, fpath, device, allowed
+    def __init__(self, fh, zf, fpath, device, allowed):
+        self.fh, self.zf, self.fpath, self.device, self.allowed = fh, zf, fpath, device, allowed
 
     def bad(self, detail, path=None):
         return corrupt(self.fpath, detail, path)
@@ -332,6 +335,8 @@ class Reader:
                 return complex(_dec_num(v[0]), _dec_num(v[1]))
             return v
         arr = self.read_array(node, path)
+        if not isinstance(arr, np.ndarray):  # a NumPy scalar stays on the host
+            return arr
         if self.device is not None:
             return device_put(arr, self.device)
         if ref is not None and is_cupy_array(ref):
@@ -343,34 +348,69 @@ class Reader:
         name = node["array"] + ".npy"
         info = self._member(name)
         dt, shape = np.dtype(node["dtype"]), tuple(node["shape"])
-        nbytes = math.prod(shape) * dt.itemsize
-        fmt = np.lib.format
-        with self.zf.open(info) as f:
-            version = fmt.read_magic(f)
-            if version not in ((1, 0), (2, 0)):
-                raise self.bad(f"{name} has .npy format version {version}", path)
-            read_header = fmt.read_array_header_1_0 if version == (1, 0) else \
-                fmt.read_array_header_2_0
-            h_shape, fortran, h_dtype = read_header(f)
-            if h_shape != shape or h_dtype != dt:
-                raise self.bad(f"{name} holds a {h_dtype} array of shape {h_shape}, but "
-                               f"tree.json says {dt} {shape}", path)
-            if info.file_size != f.tell() + nbytes:
-                raise self.bad(f"{name} declares {info.file_size} bytes, but a {dt} array of "
-                               f"shape {shape} takes {f.tell() + nbytes}", path)
-            raw = np.empty(nbytes, np.uint8)
-            view, pos = memoryview(raw), 0
-            while pos < nbytes:
-                chunk = f.read(min(_CHUNK, nbytes - pos))
-                if not chunk:
-                    raise self.bad(f"{name} ends early", path)
-                view[pos:pos + len(chunk)] = chunk
-                pos += len(chunk)
-            if f.read(1):  # at the end: the CRC-32 of the whole member has been checked
-                raise self.bad(f"{name} is longer than declared", path)
-        arr = raw.view(dt) if nbytes else np.empty(0, dt)
+        raw = np.empty(math.prod(shape) * dt.itemsize, np.uint8)
+        if info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 1:
+            fortran = self._read_stored(info, name, dt, shape, raw, path)
+        else:
+            with self.zf.open(info) as f:
+                fortran = self._read_header(f, 0, info, name, dt, shape, path)
+                self._fill(f.read, raw, name, path)
+                if f.read(1):  # at the end: zipfile has checked the member's CRC-32
+                    raise self.bad(f"{name} is longer than declared", path)
+        arr = raw.view(dt) if raw.size else np.empty(0, dt)
         arr = arr.reshape(shape[::-1]).T if fortran else arr.reshape(shape)
         return arr[()] if node.get("scalar") else arr
+
+    def _read_header(self, f, start, info, name, dt, shape, path):
+        """Check a member's .npy header against tree.json and its declared size (before
+        anything is inflated); whether the data are in Fortran order."""
+        fmt = np.lib.format
+        version = fmt.read_magic(f)
+        if version not in ((1, 0), (2, 0)):
+            raise self.bad(f"{name} has .npy format version {version}", path)
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        h_shape, fortran, h_dtype = read(f)
+        if h_shape != shape or h_dtype != dt:
+            raise self.bad(f"{name} holds a {h_dtype} array of shape {h_shape}, but tree.json "
+                           f"says {dt} {shape}", path)
+        size = f.tell() - start + math.prod(shape) * dt.itemsize
+        if info.file_size != size:
+            raise self.bad(f"{name} declares {info.file_size} bytes, but a {dt} array of shape "
+                           f"{shape} takes {size}", path)
+        return fortran
+
+    def _fill(self, read, raw, name, path):
+        view, pos = memoryview(raw), 0
+        while pos < raw.size:
+            chunk = read(min(_CHUNK, raw.size - pos))
+            if not chunk:
+                raise self.bad(f"{name} ends early", path)
+            view[pos:pos + len(chunk)] = chunk
+            pos += len(chunk)
+
+    def _read_stored(self, info, name, dt, shape, raw, path):
+        """An uncompressed member, read straight into `raw` (no copies) and CRC-checked."""
+        f = self.fh
+        f.seek(info.header_offset)
+        head = f.read(_LOCAL_HEADER.size)
+        if len(head) != _LOCAL_HEADER.size or head[:4] != b"PK\x03\x04":
+            raise self.bad(f"the local header of {name} is damaged", path)
+        name_len, extra_len = _LOCAL_HEADER.unpack(head)[-2:]
+        start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
+        f.seek(start)
+        fortran = self._read_header(f, start, info, name, dt, shape, path)
+        header_len = f.tell() - start
+        view, pos = memoryview(raw), 0
+        while pos < raw.size:
+            got = f.readinto(view[pos:pos + _CHUNK])
+            if not got:
+                raise self.bad(f"{name} ends early", path)
+            pos += got
+        f.seek(start)
+        crc = zlib.crc32(raw, zlib.crc32(f.read(header_len)))
+        if crc != info.CRC:
+            raise self.bad(f"{name} fails its CRC-32 check (its bytes are damaged)", path)
+        return fortran
 
 
 def _ordered(keys, kids, order):
