@@ -11,6 +11,7 @@ classes the caller lists in `types=`; with `like=` the classes come from `like`.
 import dataclasses
 import json
 import math
+import os
 import struct
 import zipfile
 import zlib
@@ -132,6 +133,11 @@ class Reader:
             raise self.bad(f"tree.json describes {n} array leaves, but the archive "
                            + (f"lacks the members {missing[:3]}" if missing else
                               f"also holds {len(extra)} other members {extra[:3]}"))
+        total, size = sum(i.compress_size for i in self.zf.infolist()), os.fstat(
+            self.fh.fileno()).st_size
+        if total > size:
+            raise self.bad(f"its members take {total} bytes in a file of {size} bytes "
+                           "(members that overlap: a zip bomb)")
         return meta["tree"]
 
     def _check_tree(self, root):

@@ -215,6 +215,14 @@ def _peak_load(path):
 BOMB = 32 << 20
 
 
+def _central_entry(raw):
+    """The offset of arr_0.npy's entry in the zip's central directory."""
+    central = raw.find(b"PK\x01\x02")
+    while raw[central + 46:central + 55] != b"arr_0.npy":
+        central = raw.find(b"PK\x01\x02", central + 4)
+    return central
+
+
 def test_zip_bomb_rejected_before_inflating(tmp_path):
     """A member declaring 32 MiB behind a header of a 2-element array (deflated to ~32 KiB)."""
     data = npy(np.ones(2)) + bytes(BOMB)
@@ -234,16 +242,22 @@ def test_zip_bomb_with_lying_sizes_stops_at_the_declared_size(tmp_path):
     with zipfile.ZipFile(p) as zf:
         offset = zf.getinfo("arr_0.npy").header_offset
     struct.pack_into("<I", raw, offset + 22, small)  # the local header's file size
-    central = raw.find(b"PK\x01\x02")
-    while raw[central + 46:central + 55] != b"arr_0.npy":
-        central = raw.find(b"PK\x01\x02", central + 4)
-    struct.pack_into("<I", raw, central + 24, small)  # the central directory's file size
+    struct.pack_into("<I", raw, _central_entry(raw) + 24, small)  # the central directory's file size
     p.write_bytes(bytes(raw))
     with zipfile.ZipFile(p) as zf:
         assert zf.getinfo("arr_0.npy").file_size == small
     peak, msg = _peak_load(p)
     assert "declares" in msg or "CRC" in msg
     assert peak < 2 << 20, f"peak {peak} bytes: the member was inflated"
+
+
+def test_members_larger_than_the_file_refused(tmp_path):
+    """Stored members declaring more bytes than the file holds (overlapping members)."""
+    p = craft(tmp_path / "t.npz", ARR, {"arr_0.npy": npy(np.ones(2))})
+    raw = bytearray(p.read_bytes())
+    struct.pack_into("<II", raw, _central_entry(raw) + 20, 1 << 30, 1 << 30)  # compressed and full size
+    p.write_bytes(bytes(raw))
+    assert "members that overlap" in load_error(p)
 
 
 def test_huge_tree_json_refused(tmp_path, monkeypatch):
