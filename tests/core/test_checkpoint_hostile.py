@@ -242,7 +242,7 @@ def test_zip_bomb_with_lying_sizes_stops_at_the_declared_size(tmp_path):
     with zipfile.ZipFile(p) as zf:
         offset = zf.getinfo("arr_0.npy").header_offset
     struct.pack_into("<I", raw, offset + 22, small)  # the local header's file size
-    struct.pack_into("<I", raw, _central_entry(raw) + 24, small)  # the central directory's file size
+    struct.pack_into("<I", raw, _central_entry(raw) + 24, small)  # the central file size
     p.write_bytes(bytes(raw))
     with zipfile.ZipFile(p) as zf:
         assert zf.getinfo("arr_0.npy").file_size == small
@@ -255,7 +255,7 @@ def test_members_larger_than_the_file_refused(tmp_path):
     """Stored members declaring more bytes than the file holds (overlapping members)."""
     p = craft(tmp_path / "t.npz", ARR, {"arr_0.npy": npy(np.ones(2))})
     raw = bytearray(p.read_bytes())
-    struct.pack_into("<II", raw, _central_entry(raw) + 20, 1 << 30, 1 << 30)  # compressed and full size
+    struct.pack_into("<II", raw, _central_entry(raw) + 20, 1 << 30, 1 << 30)  # both sizes
     p.write_bytes(bytes(raw))
     assert "members that overlap" in load_error(p)
 
