@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import struct
 import zipfile
 import zlib
@@ -31,6 +32,7 @@ _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a zip member's local file heade
 _NODE_ENTRIES = {"node", "children", "keys", "fields", "attrs", "aux", "order"}
 _ARRAY_ENTRIES = {"array", "shape", "dtype", "scalar"}
 _DTYPE_KINDS = "biufcSUmM"
+_DTYPE_STR = re.compile(r"[<>|=][biufcSUmM][0-9]{1,10}(\[[0-9]*[a-zA-Z]+\])?")
 _NONFINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
 
 
@@ -66,7 +68,7 @@ def _json_depth(v):
 
 
 def _is_num(v):
-    return type(v) in (int, float) or v in _NONFINITE
+    return type(v) in (int, float) or (isinstance(v, str) and v in _NONFINITE)
 
 
 def _dec_num(v):
@@ -203,8 +205,9 @@ class Reader:
         if not isinstance(shape, list) or len(shape) > 64 or not all(
                 type(d) is int and d >= 0 for d in shape):
             raise self.bad(f"the array's shape {shape!r:.60} is not a list of sizes", path)
-        try:
-            dt = np.dtype(dtype) if isinstance(dtype, str) else None
+        try:  # the form fnad.save writes (dtype.str), which NumPy parses without aliases
+            dt = np.dtype(dtype) if isinstance(dtype, str) and _DTYPE_STR.fullmatch(dtype) \
+                else None
         except TypeError:
             dt = None
         if dt is None or dt.kind not in _DTYPE_KINDS or dt.shape != () or not dt.itemsize:
