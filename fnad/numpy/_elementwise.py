@@ -159,10 +159,25 @@ _def_unary(imag,       lambda ans, x: 0.0)   # real inputs only
 _def_unary(angle,      lambda ans, x: 0.0)   # real inputs only
 
 
+def _sinc_taylor_impl(x, k):
+    """The k-th derivative of sinc at 0, (-1)^(k/2) pi^k / (k + 1) for even k, else 0, in
+    the shape and float dtype of `x` (JAX's `_sinc_maclaurin`)."""
+    c = 0.0 if k % 2 else (-1) ** (k // 2) * np.pi ** k / (k + 1)
+    return np.full_like(x, c, dtype=np.result_type(x, 1.0))
+
+
+# Its derivative in x is the next Taylor coefficient, so every order of sinc at 0 is exact.
+_sinc_taylor = wrap(_sinc_taylor_impl, "sinc_taylor")
+defvjp(_sinc_taylor, lambda g, ans, x, k: g * _sinc_taylor(x, k + 1))
+defjvp(_sinc_taylor, lambda t, ans, x, k: t * _sinc_taylor(x, k + 1))
+
+
 def _sinc_d(ans, x):
-    px = np.pi * x
-    safe = fnp.where(x == 0, fnp.ones_like(x), x)
-    return _where0(x != 0, (fnp.cos(px) - ans) / safe)
+    # (cos(pi x) - sinc x) / x away from 0; at 0 the Taylor primitive, whose own derivatives
+    # give sinc''(0) = -pi^2/3 and every higher order (a plain 0 there stopped at order 1).
+    zero = fnp.equal(x, 0)
+    safe = fnp.where(zero, fnp.ones_like(x), x)
+    return fnp.where(zero, _sinc_taylor(x, 1), (fnp.cos(np.pi * x) - ans) / safe)
 
 
 _def_unary(sinc, _sinc_d)
@@ -194,7 +209,12 @@ defjvp(divide,   lambda t, ans, x, y: _bcast(t / y, ans),
 
 
 def _pow_dx(ans, x, y):
-    return y * fnp.power(x, y - 1)
+    # y x**(y-1), taken as 0 where x == y == 0 (x**0 is constant 1: PyTorch and autograd give
+    # 0, not 0 * inf). There y is replaced by 1 so nothing computes 0**-1, to any order.
+    edge = fnp.equal(x, 0) & fnp.equal(y, 0)
+    if isinstance(edge, (np.ndarray, np.generic, bool)) and not edge.any():  # no GPU sync
+        return y * fnp.power(x, y - 1)
+    return y * fnp.power(x, fnp.where(edge, fnp.ones_like(y), y) - 1)
 
 
 def _pow_dy(ans, x, y):
