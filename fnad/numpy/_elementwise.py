@@ -4,6 +4,8 @@ Unary rules are given as the derivative `d(ans, x)`; both VJP (`g * d`) and JVP
 (`t * d`) follow from it. Binary rules go through the one `unbroadcast` helper.
 """
 
+import math
+
 import numpy as np
 
 from .. import numpy as fnp
@@ -159,28 +161,36 @@ _def_unary(imag,       lambda ans, x: 0.0)   # real inputs only
 _def_unary(angle,      lambda ans, x: 0.0)   # real inputs only
 
 
-def _sinc_taylor_impl(x, k):
-    """The k-th derivative of sinc at 0, (-1)^(k/2) pi^k / (k + 1) for even k, else 0, in
-    the shape and float dtype of `x` (JAX's `_sinc_maclaurin`)."""
-    c = 0.0 if k % 2 else (-1) ** (k // 2) * np.pi ** k / (k + 1)
-    return np.full_like(x, c, dtype=np.result_type(x, 1.0))
+def _sinc_deriv_impl(x, k):
+    """The k-th derivative (k >= 1) of sinc(x) = sin(pi x) / (pi x), computed stably: the
+    Maclaurin series where |x| < 1 (the closed form cancels catastrophically near 0, where
+    the derivatives of order 2 and up came out 0 at 0 and garbage next to it), and Leibniz's
+    rule on sin(pi x) * 1 / (pi x) elsewhere."""
+    x = np.asarray(x)
+    x = x.astype(np.result_type(x, 1.0), copy=False)
+    small = np.abs(x) < 1
+    xs = np.where(small, x, 0)
+    series = np.zeros_like(x)
+    for j in range((k + 1) // 2, (k + 1) // 2 + 22):  # terms fall below 1e-17 by then
+        c = (-1) ** j * np.pi ** (2 * j) / ((2 * j + 1) * math.factorial(2 * j - k))
+        series = series + c * xs ** (2 * j - k)
+    xl = np.where(small, 1, x)
+    closed = np.zeros_like(x)
+    for m in range(k + 1):
+        closed = closed + (math.comb(k, m) * np.pi ** (m - 1) * (-1) ** (k - m)
+                           * math.factorial(k - m) * np.sin(np.pi * xl + m * np.pi / 2)
+                           / xl ** (k - m + 1))
+    return np.where(small, series, closed)[()]
 
 
-# Its derivative in x is the next Taylor coefficient, so every order of sinc at 0 is exact.
-_sinc_taylor = wrap(_sinc_taylor_impl, "sinc_taylor")
-defvjp(_sinc_taylor, lambda g, ans, x, k: g * _sinc_taylor(x, k + 1))
-defjvp(_sinc_taylor, lambda t, ans, x, k: t * _sinc_taylor(x, k + 1))
+# sinc's derivatives as one primitive whose derivative is the next one: every order is
+# stable at and near 0 (sinc''(0) = -pi^2/3, not the 0 a masked closed form gave).
+_sinc_deriv = wrap(_sinc_deriv_impl, "sinc_deriv")
+defvjp(_sinc_deriv, lambda g, ans, x, k: g * _sinc_deriv(x, k + 1))
+defjvp(_sinc_deriv, lambda t, ans, x, k: t * _sinc_deriv(x, k + 1))
 
 
-def _sinc_d(ans, x):
-    # (cos(pi x) - sinc x) / x away from 0; at 0 the Taylor primitive, whose own derivatives
-    # give sinc''(0) = -pi^2/3 and every higher order (a plain 0 there stopped at order 1).
-    zero = fnp.equal(x, 0)
-    safe = fnp.where(zero, fnp.ones_like(x), x)
-    return fnp.where(zero, _sinc_taylor(x, 1), (fnp.cos(np.pi * x) - ans) / safe)
-
-
-_def_unary(sinc, _sinc_d)
+_def_unary(sinc, lambda ans, x: _sinc_deriv(x, 1))
 
 # Linear unary ops keep the exact zero-cost form.
 defvjp(negative, lambda g, ans, x: -g)
