@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
+from .._tracer import Tracer
 from ..extend import defjvp, defvjp
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 
@@ -218,10 +219,23 @@ defjvp(divide,   lambda t, ans, x, y: _bcast(t / y, ans),
                  lambda t, ans, x, y: _bcast(-t * ans / y, ans))
 
 
+def _over_or_zero(a, b):
+    """a / b, and 0 where b == 0: hypot's gradient at (0, 0) is 0 as the norm's, arctan2's
+    is 0 as PyTorch's (both NaN before), and so are their higher orders there."""
+    zero = fnp.equal(b, 0)
+    if isinstance(zero, (np.ndarray, np.generic)) and not zero.any():  # (no GPU sync)
+        return a / b
+    return _where0(~zero, a / fnp.where(zero, fnp.ones_like(b), b))
+
+
 def _pow_dx(ans, x, y):
-    # y x**(y-1), taken as 0 where x == y == 0 (x**0 is constant 1: PyTorch and autograd give
-    # 0, not 0 * inf). There y is replaced by 1 so nothing computes 0**-1, to any order.
-    edge = fnp.equal(x, 0) & fnp.equal(y, 0)
+    # y x**(y-1), taken as 0 where y == 0: x**0 is constant 1, so PyTorch and autograd give
+    # 0, not 0 * inf at x == 0. There y is replaced by 1 so nothing computes 0**-1 (nor
+    # tiny**-2 at the next order), to any order. A traced y keeps its derivative 1 / x
+    # there, so it is replaced only where x == 0 too.
+    edge = fnp.equal(y, 0)
+    if isinstance(y, Tracer):
+        edge = edge & fnp.equal(x, 0)
     if isinstance(edge, (np.ndarray, np.generic, bool)) and not edge.any():  # no GPU sync
         return y * fnp.power(x, y - 1)
     return y * fnp.power(x, fnp.where(edge, fnp.ones_like(y), y) - 1)
@@ -234,11 +248,12 @@ def _pow_dy(ans, x, y):
 
 
 _def_binary(power,      _pow_dx, _pow_dy)
-_def_binary(hypot,      lambda ans, x, y: x / ans, lambda ans, x, y: y / ans)
+_def_binary(hypot,      lambda ans, x, y: _over_or_zero(x, ans),
+                        lambda ans, x, y: _over_or_zero(y, ans))
 _def_binary(logaddexp,  lambda ans, x, y: fnp.exp(x - ans), lambda ans, x, y: fnp.exp(y - ans))
 _def_binary(logaddexp2, lambda ans, x, y: fnp.exp2(x - ans), lambda ans, x, y: fnp.exp2(y - ans))
-_def_binary(arctan2,    lambda ans, y, x: x / (x * x + y * y),
-                        lambda ans, y, x: -y / (x * x + y * y))
+_def_binary(arctan2,    lambda ans, y, x: _over_or_zero(x, x * x + y * y),
+                        lambda ans, y, x: _over_or_zero(-y, x * x + y * y))
 _def_binary(mod,        lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.floor_divide(x, y))
 _def_binary(fmod,       lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.trunc(x / y))
 _def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda ans, x, y: 0.0)

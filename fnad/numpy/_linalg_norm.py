@@ -39,7 +39,10 @@ def _pnorm_weight(ans, x, p, axis, keepdims):
     if p == 2:
         w = x / safe
     else:
-        w = fnp.sign(x) * fnp.abs(x) ** (p - 1) / safe ** (p - 1)
+        ax = fnp.abs(x)
+        if p < 1:  # |x|^(p-1) is infinite at a zero entry: its weight is 0 there (PyTorch)
+            ax = fnp.where(ax == 0, fnp.ones_like(ax), ax)
+        w = fnp.sign(x) * ax ** (p - 1) / safe ** (p - 1)
     return fnp.where(zero, fnp.zeros_like(w), w) if getval(zero).any() else w
 
 

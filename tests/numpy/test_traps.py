@@ -288,7 +288,8 @@ def test_sinc_every_order_at_zero():
 def test_point_conventions_at_orders_2_and_3(recwarn):
     """Rules that special-case a point keep their higher orders right there: the norm's
     Hessian at 0 is 0 (as abs''), not the identity; xlogy's y-gradient x / y has the
-    x-derivative 1 / y at x == 0 (as PyTorch); sqrt'' at 0 is -inf."""
+    x-derivative 1 / y at x == 0 (as PyTorch); sqrt'' at 0 is -inf; std at no spread,
+    arctan2 and hypot at (0, 0) and p < 1 norms at a zero entry give 0, not NaN."""
     z = np.zeros(3)
     np.testing.assert_array_equal(fnad.hessian(lambda v: fnp.linalg.norm(v))(z),
                                   np.zeros((3, 3)))
@@ -296,6 +297,17 @@ def test_point_conventions_at_orders_2_and_3(recwarn):
                                   np.zeros((3, 3)))
     assert _nth(fnp.abs, 2)(0.0) == 0.0 and _nth(fnp.abs, 3)(0.0) == 0.0
     assert _nth(fnp.sqrt, 2)(0.0) == -np.inf
+    # 0 rather than NaN (inf * 0) where the spread or the radius is 0, to every order
+    for f, tf, x0 in ((lambda v: fnp.std(v), lambda v: torch.std(v, correction=0), np.ones(3)),
+                      (lambda v: fnp.sum(fnp.arctan2(v, v)), lambda v: torch.atan2(v, v).sum(),
+                       np.zeros(2)),
+                      (lambda v: fnp.linalg.norm(v, 0.5), lambda v: torch.linalg.vector_norm(
+                          v, 0.5), np.array([0.0, 1.0]))):
+        np.testing.assert_array_equal(fnad.grad(f)(x0), tgrad(tf, x0)[0])
+        assert np.all(np.isfinite(fnad.hessian(f)(x0)))
+    np.testing.assert_array_equal(fnad.grad(lambda v: fnp.sum(fnp.hypot(v, v)))(z), z)
+    np.testing.assert_array_equal(fnad.grad(lambda v: fnp.nanstd(v))(np.array([1.0, np.nan])),
+                                  [0, 0])
     special = pytest.importorskip("fnad.scipy.special")
     x, y = np.array([0.0, 0.0, 2.0]), np.array([0.0, 3.0, 3.0])
     for f, tf, shift in ((special.xlogy, torch.special.xlogy, 0.0),
