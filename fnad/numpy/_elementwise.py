@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
+from .._backend import array_module
 from .._tracer import Tracer
 from ..extend import defjvp, defvjp
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
@@ -167,21 +168,22 @@ def _sinc_deriv_impl(x, k):
     Maclaurin series where |x| < 1 (the closed form cancels catastrophically near 0, where
     the derivatives of order 2 and up came out 0 at 0 and garbage next to it), and Leibniz's
     rule on sin(pi x) * 1 / (pi x) elsewhere."""
-    x = np.asarray(x)
-    x = x.astype(np.result_type(x, 1.0), copy=False)
-    small = np.abs(x) < 1
-    xs = np.where(small, x, 0)
-    series = np.zeros_like(x)
+    xp = array_module(x)
+    x = xp.asarray(x)
+    x = x.astype(np.result_type(x.dtype, 1.0), copy=False)
+    small = xp.abs(x) < 1
+    xs = xp.where(small, x, 0)
+    series = xp.zeros_like(x)
     for j in range((k + 1) // 2, (k + 1) // 2 + 22):  # terms fall below 1e-17 by then
         c = (-1) ** j * np.pi ** (2 * j) / ((2 * j + 1) * math.factorial(2 * j - k))
         series = series + c * xs ** (2 * j - k)
-    xl = np.where(small, 1, x)
-    closed = np.zeros_like(x)
+    xl = xp.where(small, 1, x)
+    closed = xp.zeros_like(x)
     for m in range(k + 1):
         closed = closed + (math.comb(k, m) * np.pi ** (m - 1) * (-1) ** (k - m)
-                           * math.factorial(k - m) * np.sin(np.pi * xl + m * np.pi / 2)
+                           * math.factorial(k - m) * xp.sin(np.pi * xl + m * np.pi / 2)
                            / xl ** (k - m + 1))
-    return np.where(small, series, closed)[()]
+    return xp.where(small, series, closed)[()]
 
 
 # sinc's derivatives as one primitive whose derivative is the next one: every order is
@@ -233,12 +235,12 @@ def _pow_dx(ans, x, y):
     # 0, not 0 * inf at x == 0. There y is replaced by 1 so nothing computes 0**-1 (nor
     # tiny**-2 at the next order), to any order. A traced y keeps its derivative 1 / x
     # there, so it is replaced only where x == 0 too.
-    edge = fnp.equal(y, 0)
-    if isinstance(y, Tracer):
-        edge = edge & fnp.equal(x, 0)
+    traced_y = isinstance(y, Tracer)
+    edge = fnp.equal(y, 0) & fnp.equal(x, 0) if traced_y else fnp.equal(y, 0)
     if isinstance(edge, (np.ndarray, np.generic, bool)) and not edge.any():  # no GPU sync
         return y * fnp.power(x, y - 1)
-    return y * fnp.power(x, fnp.where(edge, fnp.ones_like(y), y) - 1)
+    d = y * fnp.power(x, fnp.where(edge, fnp.ones_like(y), y) - 1)
+    return _where0(~edge, d) if traced_y else d  # (the y-derivative at (0, 0) is 0 too)
 
 
 def _pow_dy(ans, x, y):

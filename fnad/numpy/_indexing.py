@@ -6,7 +6,7 @@ import numpy as np
 from .. import numpy as fnp
 from ..extend import defjvp, defjvp_linear, defvjp
 from .._backend import array_module
-from .._tracer import getval
+from .._tracer import Tracer, getval
 from ._scatter import is_basic as is_basic, is_unique as _is_unique, scatter_add
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 
@@ -117,10 +117,22 @@ def _other_factors(x, idx, v):
     return fnp.reshape(getitem(before * after, (group, rank)), pos_shape)
 
 
+def _quotient_ok(ans, x, v):
+    """True when ans / v is the product of the other factors exactly enough: first order
+    (nothing traced further: its derivatives cancel badly at small v), no zero or tiny
+    factor, and no product underflowed to 0 (where x is not 0)."""
+    if isinstance(ans, Tracer) or isinstance(x, Tracer) or isinstance(v, Tracer):
+        return False
+    small = np.finfo(np.result_type(dtype_of(v), 1.0)).tiny ** 0.25
+    return not bool(np.any(abs(v) < small)) and not bool(np.any((ans == 0) & (x != 0)))
+
+
 def _vjp_index_mul_v(g, ans, x, idx, v):
     # unique positions: d/dv = g * x; repeated positions: g * x times the other factors
     if _is_unique(idx):
         return unbroadcast(getitem(g * x, idx), shape(v))
+    if _quotient_ok(ans, x, v):
+        return unbroadcast(getitem(g * ans, idx) / v, shape(v))
     return unbroadcast(getitem(g * x, idx) * _other_factors(x, idx, v), shape(v))
 
 
@@ -130,7 +142,9 @@ def _jvp_index_mul_v(t, ans, x, idx, v):
     # tangents of the factors landing on one position add up, each times the others
     if _is_unique(idx):
         return index_set(fnp.zeros_like(ans), idx, getitem(x, idx) * t)
-    tb = fnp.broadcast_to(t, shape(getitem(x, idx)))
+    if _quotient_ok(ans, x, v):
+        return ans * index_add(fnp.zeros_like(ans), idx, t / v)
+    tb = fnp.broadcast_to(t, getval(x)[idx].shape)
     return x * index_add(fnp.zeros_like(ans), idx, tb * _other_factors(x, idx, v))
 
 

@@ -213,6 +213,10 @@ def test_power_zero_exponent_at_zero_like_torch():
     # away from x == 0 the y-derivative of the x-gradient is still log-exact: d/dy y x^(y-1)
     d2 = fnad.grad(lambda b: fnad.grad(lambda a: a ** b)(2.0))(0.0)
     np.testing.assert_allclose(d2, 0.5, rtol=1e-15)
+    f = lambda v: v[0] ** v[1]
+    np.testing.assert_array_equal(fnad.hessian(f)(np.zeros(2)), np.zeros((2, 2)))
+    h = fnad.hessian(f)(np.array([2.0, 0.0]))  # symmetric (PyTorch's has 0 for one of them)
+    np.testing.assert_allclose(h, [[0.0, 0.5], [0.5, np.log(2.0) ** 2]], rtol=1e-15)
 
 
 def test_polynomial_features_at_zero():
