@@ -305,7 +305,8 @@ def slogdet(a):
     """Sign and log of the absolute determinant, as `numpy.linalg.slogdet`.
 
     Returns:
-      SlogdetResult(sign, logabsdet); only logabsdet carries a derivative (inv(a)^T).
+      SlogdetResult(sign, logabsdet); only logabsdet carries a derivative (inv(a)^T),
+      which is undefined at a singular matrix: there it raises LinAlgError.
 
     Example:
       sign, logdet = fnp.linalg.slogdet(a)

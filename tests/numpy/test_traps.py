@@ -263,7 +263,7 @@ def test_at_multiply_repeated_indices_with_zero_factors():
     check_grads(lambda b: fnp.at(m)[rows].multiply(b), (np.array([0.0, 3.0]),), order=2)
 
 
-def test_cumprod_with_zeros_forward_mode():
+def test_cumprod_with_zeros_and_tiny_values():
     x = np.array([[2.0, 0.0, 3.0, 0.0, 0.5], [0.0, 1.5, -2.0, 4.0, 1.0]])
     for axis in (0, 1):
         jac = fnad.jacfwd(lambda v, _a=axis: fnp.cumprod(v, axis=_a))(x)
@@ -272,6 +272,10 @@ def test_cumprod_with_zeros_forward_mode():
         assert np.all(np.isfinite(jac))
         np.testing.assert_allclose(jac, tjac.numpy(), rtol=1e-14)
         check_grads(lambda v, _a=axis: fnp.cumprod(v, axis=_a), (x,), order=3)
+    # tiny factors: the quotient form's second derivative cancelled to errors of 1e51 here
+    for v in (np.full(3, 6e-69), np.array([1e-230, 2.0, 1e-230])):
+        check_grads(fnp.cumprod, (v,), order=3)
+        check_grads(lambda a: fnp.prod(a) * a, (v,), order=3)
 
 
 def test_sinc_every_order_at_zero():
