@@ -40,9 +40,24 @@ CONVENTIONS = """\
 - `clip`: inside the closed interval [a_min, a_max] the gradient goes to `a` (as
   `torch.clamp`); outside it goes to the bound that was applied.
 - `abs`, `sign`-like kinks: `abs'(0) = 0`. `sqrt'(0) = inf` (no warning, as PyTorch).
-  `linalg.norm` at 0 has gradient 0.
-- `prod`, `cumprod`: exact at zeros (the product of the other factors, never a division).
-- `std` at zero spread: the gradient is NaN/inf, as mathematically and in PyTorch.
+  `linalg.norm` at 0 has gradient 0 and Hessian 0 (as `abs''`); a zero entry of a p < 1
+  norm gets 0; `hypot` and `arctan2` at (0, 0) give 0 (PyTorch: NaN and 0).
+- `power`: `x ** 0` (and a traced exponent that is 0) has derivative 0 in x at x = 0, to
+  every order (PyTorch and autograd), so `c * x ** arange(k)` is exact at 0; `d/dy x**y`
+  is 0 at x = 0.
+- `sinc`: every derivative is exact at and next to 0 (`sinc''(0) = -pi^2/3`; a Maclaurin
+  series for |x| < 1, where PyTorch gives NaN at 0 and cancels badly next to it).
+- `prod`, `cumprod`, `at[...].multiply` with repeated indices: exact at zeros and tiny
+  values to every order (products of the other factors, never a division there).
+- `std`, `nanstd` at zero spread: gradient 0 (as PyTorch's `std`), not NaN.
+- `det` at a singular matrix: the cofactor matrix adj(a)^T (exact minors up to 8 x 8, the
+  SVD above; PyTorch 2.x returns zeros at exactly singular matrices). `slogdet`'s
+  gradient and `inv` raise `LinAlgError` there, naming the function and the shape.
+- `xlogy`, `xlog1py`: the x-gradient is 0 where x = 0 (PyTorch); the y-gradient x / y is
+  0 there with x-derivative 1 / y (PyTorch), and 0 at x = y = 0.
+- `logsumexp` of all `-inf`: `-inf` (SciPy) with gradient 0, not NaN (JAX and PyTorch
+  give NaN); also with `b=`.
+- `sort`: among ties the gradient follows `argsort(kind="stable")` whatever `kind` is.
 - Gathers (`x[idx]`, `take`, `take_along_axis`, `repeat` with counts, `pad` non-constant
   modes): repeated indices accumulate in the backward pass (scatter-add); `at[...].set`
   follows NumPy's last-write-wins forward, `at[...].add`/`.multiply` accumulate.

@@ -4,9 +4,13 @@ Unary rules are given as the derivative `d(ans, x)`; both VJP (`g * d`) and JVP
 (`t * d`) follow from it. Binary rules go through the one `unbroadcast` helper.
 """
 
+import math
+
 import numpy as np
 
 from .. import numpy as fnp
+from .._backend import array_module
+from .._tracer import Tracer
 from ..extend import defjvp, defvjp
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 
@@ -159,13 +163,37 @@ _def_unary(imag,       lambda ans, x: 0.0)   # real inputs only
 _def_unary(angle,      lambda ans, x: 0.0)   # real inputs only
 
 
-def _sinc_d(ans, x):
-    px = np.pi * x
-    safe = fnp.where(x == 0, fnp.ones_like(x), x)
-    return _where0(x != 0, (fnp.cos(px) - ans) / safe)
+def _sinc_deriv_impl(x, k):
+    """The k-th derivative (k >= 1) of sinc(x) = sin(pi x) / (pi x), computed stably: the
+    Maclaurin series where |x| < 1 (the closed form cancels catastrophically near 0, where
+    the derivatives of order 2 and up came out 0 at 0 and garbage next to it), and Leibniz's
+    rule on sin(pi x) * 1 / (pi x) elsewhere."""
+    xp = array_module(x)
+    x = xp.asarray(x)
+    x = x.astype(np.result_type(x.dtype, 1.0), copy=False)
+    small = xp.abs(x) < 1
+    xs = xp.where(small, x, 0)
+    series = xp.zeros_like(x)
+    for j in range((k + 1) // 2, (k + 1) // 2 + 22):  # terms fall below 1e-17 by then
+        c = (-1) ** j * np.pi ** (2 * j) / ((2 * j + 1) * math.factorial(2 * j - k))
+        series = series + c * xs ** (2 * j - k)
+    xl = xp.where(small, 1, x)
+    closed = xp.zeros_like(x)
+    for m in range(k + 1):
+        closed = closed + (math.comb(k, m) * np.pi ** (m - 1) * (-1) ** (k - m)
+                           * math.factorial(k - m) * xp.sin(np.pi * xl + m * np.pi / 2)
+                           / xl ** (k - m + 1))
+    return xp.where(small, series, closed)[()]
 
 
-_def_unary(sinc, _sinc_d)
+# sinc's derivatives as one primitive whose derivative is the next one: every order is
+# stable at and near 0 (sinc''(0) = -pi^2/3, not the 0 a masked closed form gave).
+_sinc_deriv = wrap(_sinc_deriv_impl, "sinc_deriv")
+defvjp(_sinc_deriv, lambda g, ans, x, k: g * _sinc_deriv(x, k + 1))
+defjvp(_sinc_deriv, lambda t, ans, x, k: t * _sinc_deriv(x, k + 1))
+
+
+_def_unary(sinc, lambda ans, x: _sinc_deriv(x, 1))
 
 # Linear unary ops keep the exact zero-cost form.
 defvjp(negative, lambda g, ans, x: -g)
@@ -193,8 +221,26 @@ defjvp(divide,   lambda t, ans, x, y: _bcast(t / y, ans),
                  lambda t, ans, x, y: _bcast(-t * ans / y, ans))
 
 
+def _over_or_zero(a, b):
+    """a / b, and 0 where b == 0: hypot's gradient at (0, 0) is 0 as the norm's, arctan2's
+    is 0 as PyTorch's (both NaN before), and so are their higher orders there."""
+    zero = fnp.equal(b, 0)
+    if isinstance(zero, (np.ndarray, np.generic)) and not zero.any():  # (no GPU sync)
+        return a / b
+    return _where0(~zero, a / fnp.where(zero, fnp.ones_like(b), b))
+
+
 def _pow_dx(ans, x, y):
-    return y * fnp.power(x, y - 1)
+    # y x**(y-1), taken as 0 where y == 0: x**0 is constant 1, so PyTorch and autograd give
+    # 0, not 0 * inf at x == 0. There y is replaced by 1 so nothing computes 0**-1 (nor
+    # tiny**-2 at the next order), to any order. A traced y keeps its derivative 1 / x
+    # there, so it is replaced only where x == 0 too.
+    traced_y = isinstance(y, Tracer)
+    edge = fnp.equal(y, 0) & fnp.equal(x, 0) if traced_y else fnp.equal(y, 0)
+    if isinstance(edge, (np.ndarray, np.generic, bool)) and not edge.any():  # no GPU sync
+        return y * fnp.power(x, y - 1)
+    d = y * fnp.power(x, fnp.where(edge, fnp.ones_like(y), y) - 1)
+    return _where0(~edge, d) if traced_y else d  # (the y-derivative at (0, 0) is 0 too)
 
 
 def _pow_dy(ans, x, y):
@@ -204,11 +250,12 @@ def _pow_dy(ans, x, y):
 
 
 _def_binary(power,      _pow_dx, _pow_dy)
-_def_binary(hypot,      lambda ans, x, y: x / ans, lambda ans, x, y: y / ans)
+_def_binary(hypot,      lambda ans, x, y: _over_or_zero(x, ans),
+                        lambda ans, x, y: _over_or_zero(y, ans))
 _def_binary(logaddexp,  lambda ans, x, y: fnp.exp(x - ans), lambda ans, x, y: fnp.exp(y - ans))
 _def_binary(logaddexp2, lambda ans, x, y: fnp.exp2(x - ans), lambda ans, x, y: fnp.exp2(y - ans))
-_def_binary(arctan2,    lambda ans, y, x: x / (x * x + y * y),
-                        lambda ans, y, x: -y / (x * x + y * y))
+_def_binary(arctan2,    lambda ans, y, x: _over_or_zero(x, x * x + y * y),
+                        lambda ans, y, x: _over_or_zero(-y, x * x + y * y))
 _def_binary(mod,        lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.floor_divide(x, y))
 _def_binary(fmod,       lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.trunc(x / y))
 _def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda ans, x, y: 0.0)

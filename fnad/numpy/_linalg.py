@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._backend import array_module, asarray_like, is_cupy_array
-from .._tracer import Tracer
+from .._tracer import Tracer, getval
 from ..extend import defjvp, defvjp
 from ._util import dtype_of, ndim, shape, unbroadcast, wrap
 
@@ -96,7 +96,17 @@ def check_matrix(a, fname):
 
 # ----------------------------------------------------------------------------- primitives
 
-_inv_p = wrap(np.linalg.inv, "inv")
+def _inv_impl(a):
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(
+            f"fnad.numpy.linalg.inv: a matrix of the stack (shape {a.shape}) is singular, so "
+            "it has no inverse; use pinv, or solve a regularised system (a + eps * I).") \
+            from None
+
+
+_inv_p = wrap(_inv_impl, "inv")
 _det_p = wrap(np.linalg.det, "det")
 _slogdet_p = wrap(lambda a: tuple(np.linalg.slogdet(a)), "slogdet", multiple_results=True)
 _solve_p = wrap(np.linalg.solve, "solve")
@@ -121,12 +131,62 @@ _pinv_p = wrap(_pinv_impl, "pinv")
 defvjp(_inv_p, lambda g, ans, a: -fnp.matmul(mT(ans), fnp.matmul(g, mT(ans))))
 defjvp(_inv_p, lambda t, ans, a: -fnp.matmul(ans, fnp.matmul(t, ans)))
 
-# d det(A) = det(A) tr(A^{-1} dA); assumes A invertible.
-defvjp(_det_p, lambda g, ans, a: fnp.expand_dims(g * ans, (-1, -2)) * mT(inv(a)))
-defjvp(_det_p, lambda t, ans, a: ans * fnp.sum(mT(inv(a)) * t, axis=(-1, -2)))
+_MINORS_MAX_N = 8  # singular matrices up to this size take exact cofactors, larger ones SVD
+
+
+def _cofactors_by_minors(a):
+    """C[..., i, j] = (-1)^(i+j) det(a without row i and column j): exact at any rank and,
+    through det's own rule on the minors, to every order."""
+    n = shape(a)[-1]
+    if n == 1:
+        return fnp.ones_like(a)
+    keep = np.array([[k for k in range(n) if k != i] for i in range(n)])
+    minors = a[..., keep[:, None, :, None], keep[None, :, None, :]]
+    sign = 1.0 - 2.0 * (np.add.outer(np.arange(n), np.arange(n)) % 2)
+    return _det_p(minors) * sign
+
+
+def _cofactors_by_svd(a):
+    """The cofactor matrix det(U) det(V) U adj(S) V^T from a = U S V^T, with adj(S) the
+    products of the other singular values (exact at zeros; higher orders go through the
+    SVD's rules, which assume distinct singular values)."""
+    u, s, vh = fnp.linalg.svd(a)
+    n = shape(s)[-1]
+    others = fnp.prod(fnp.where(~np.eye(n, dtype=bool), fnp.expand_dims(s, -2),
+                                fnp.ones((), dtype_of(s))), axis=-1)
+    xp = array_module(getval(u))
+    sign = xp.linalg.det(getval(u)) * xp.linalg.det(getval(vh))  # +-1, locally constant
+    return fnp.matmul(u * fnp.expand_dims(others * sign[..., None], -2), vh)
+
+
+def _cofactors(ans, a):
+    """d det(a) / da = det(a) inv(a)^T, or adj(a)^T where some matrix is exactly singular
+    (as PyTorch, whose det gradient at singular matrices is the adjugate)."""
+    if not bool(np.any(getval(ans) == 0)):
+        return fnp.expand_dims(ans, (-1, -2)) * mT(inv(a))
+    if shape(a)[-1] <= _MINORS_MAX_N:
+        return _cofactors_by_minors(a)
+    return _cofactors_by_svd(a)
+
+
+defvjp(_det_p, lambda g, ans, a: fnp.expand_dims(g, (-1, -2)) * _cofactors(ans, a))
+defjvp(_det_p, lambda t, ans, a: fnp.sum(_cofactors(ans, a) * t, axis=(-1, -2)))
+
+
+def _inv_for_logdet(ans, a):
+    """inv(a)^T, the derivative of logabsdet; refused where it is -inf (a singular matrix)."""
+    if bool(np.any(getval(ans[0]) == 0)):
+        raise np.linalg.LinAlgError(
+            f"fnad.numpy.linalg.slogdet: the derivative of logabsdet is undefined at a "
+            f"singular matrix (a stack of shape {shape(a)} holds one, where logabsdet is "
+            "-inf); differentiate det instead, or regularise (a + eps * I).")
+    return mT(inv(a))
+
+
 # sign is piecewise constant; only logabsdet carries a derivative.
-defvjp(_slogdet_p, lambda g, ans, a: fnp.expand_dims(g[1], (-1, -2)) * mT(inv(a)))
-defjvp(_slogdet_p, lambda t, ans, a: (None, fnp.sum(mT(inv(a)) * t, axis=(-1, -2))))
+defvjp(_slogdet_p, lambda g, ans, a: fnp.expand_dims(g[1], (-1, -2)) * _inv_for_logdet(ans, a))
+defjvp(_slogdet_p, lambda t, ans, a: (None, fnp.sum(_inv_for_logdet(ans, a) * t,
+                                                     axis=(-1, -2))))
 
 # ----------------------------------------------------------------------------- solve
 # NumPy 2: b is a vector only when b.ndim == 1; otherwise a stack of (M, K) matrices.
@@ -230,7 +290,9 @@ def inv(a):
 def det(a):
     """Determinant of a (stack of) square matrices, as `numpy.linalg.det`.
 
-    The derivative `det(a) inv(a)^T` assumes `a` is invertible.
+    The derivative is the cofactor matrix adj(a)^T: `det(a) inv(a)^T` for invertible `a`,
+    and at exactly singular matrices the adjugate itself (cofactors from the minors up to
+    8 x 8, from the SVD above), as PyTorch.
 
     Example:
       fnad.grad(fnp.linalg.det)(np.eye(3))   # the identity
@@ -243,7 +305,8 @@ def slogdet(a):
     """Sign and log of the absolute determinant, as `numpy.linalg.slogdet`.
 
     Returns:
-      SlogdetResult(sign, logabsdet); only logabsdet carries a derivative (inv(a)^T).
+      SlogdetResult(sign, logabsdet); only logabsdet carries a derivative (inv(a)^T),
+      which is undefined at a singular matrix: there it raises LinAlgError.
 
     Example:
       sign, logdet = fnp.linalg.slogdet(a)

@@ -31,12 +31,19 @@ def _expand(ans, x_shape, axis, keepdims):
 
 
 def _pnorm_weight(ans, x, p, axis, keepdims):
-    """d norm / dx, with 0 where the norm is 0."""
+    """d norm / dx, with 0 where the norm is 0 (masked, not x / 1: so the Hessian there is
+    0 as for abs, not the identity)."""
     a = _expand(ans, shape(x), axis, keepdims)
-    safe = fnp.where(a == 0, fnp.ones_like(a), a)
+    zero = a == 0
+    safe = fnp.where(zero, fnp.ones_like(a), a)
     if p == 2:
-        return x / safe
-    return fnp.sign(x) * fnp.abs(x) ** (p - 1) / safe ** (p - 1)
+        w = x / safe
+    else:
+        ax = fnp.abs(x)
+        if p < 1:  # |x|^(p-1) is infinite at a zero entry: its weight is 0 there (PyTorch)
+            ax = fnp.where(ax == 0, fnp.ones_like(ax), ax)
+        w = fnp.sign(x) * ax ** (p - 1) / safe ** (p - 1)
+    return fnp.where(zero, fnp.zeros_like(w), w) if getval(zero).any() else w
 
 
 defvjp(_pnorm_p, lambda g, ans, x, p, axis=None, keepdims=False:

@@ -1,8 +1,10 @@
 """Reductions and their rules: sum, mean, prod, max/min, cumsum/cumprod, any/all.
 
 max/min/amax/amin share the gradient equally among tied maxima (PyTorch's amax/amin
-convention). prod and cumprod are exact at zeros: where an input holds a zero the
-"product of the others" is formed explicitly instead of dividing by the input.
+convention). prod and cumprod are exact at zeros and at every order: dividing by the input
+serves first derivatives at inputs with no zero (nor tiny value); otherwise prod's rule
+forms the products of the others from exclusive cumulative products, and cumprod's rules
+solve their linear recurrence by products and sums only.
 """
 
 import builtins
@@ -10,7 +12,7 @@ import builtins
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import getval
+from .._tracer import Tracer, getval
 from ..extend import defjvp, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, norm_axes, shape, wrap, wrap_nondiff
 
@@ -157,21 +159,37 @@ del _f
 
 
 def _others_last(x):
-    """For `x` of shape (..., n): out[..., i] = prod_{k != i} x[..., k], exact at zeros."""
-    n = shape(x)[-1]
-    if n == 1:
-        return fnp.ones_like(x)
-    off = ~np.eye(n, dtype=bool)
-    xx = fnp.where(off, fnp.expand_dims(x, -2), fnp.ones((), dtype_of(x)))
-    return fnp.prod(xx, axis=-1)
+    """For `x` of shape (..., n): out[..., i] = prod_{k != i} x[..., k], exact at zeros: the
+    exclusive products from the left times those from the right (no division)."""
+    last = ndim(x) - 1
+    before = _shift_in_one(_cumprod_p(x, last))
+    return before * fnp.flip(_shift_in_one(_cumprod_p(fnp.flip(x, -1), last)), -1)
+
+
+def _divides_safely(x, ans):
+    """True when the quotient forms (ans / x) of prod's and cumprod's rules are exact: no
+    zero or tiny input (0 * inf was NaN) and no product that underflowed to 0."""
+    v, out = getval(x), getval(ans)
+    small = np.finfo(np.result_type(v.dtype, 1.0)).tiny ** 0.25
+    return not bool((np.abs(v) < small).any()) and bool((out != 0).all())
+
+
+def _first_order_safe(x, ans):
+    """The quotient forms serve first derivatives only: where `x` is traced further (a
+    higher order is being taken) their derivatives cancel catastrophically at small values,
+    so the rules then use products alone."""
+    return not isinstance(x, Tracer) and not isinstance(ans, Tracer) and \
+        _divides_safely(x, ans)
 
 
 def _prod_others(x, axis):
     """d prod(x, axis) / dx: the product of the other reduced elements, shaped like `x`."""
     xs = shape(x)
     axes = norm_axes(axis, len(xs))
-    if not bool(np.any(getval(x) == 0)):
-        return fnp.prod(x, axis=axes, keepdims=True) / x
+    if not isinstance(x, Tracer):
+        p = fnp.prod(x, axis=axes, keepdims=True)
+        if _divides_safely(x, p):
+            return p / x
     kept = [i for i in range(len(xs)) if i not in axes]
     perm = kept + list(axes)
     moved = fnp.transpose(x, perm)
@@ -202,33 +220,41 @@ defvjp(_cumsum_p, lambda g, ans, a, axis: _rev_cumsum(g, axis))
 defjvp_linear(_cumsum_p)
 
 
-def _cumprod_matrix(x, axis):
-    """C[..., i, j] = prod_{k <= j, k != i} x[..., k] (x moved to the last axis), for zeros."""
-    xl = fnp.moveaxis(x, axis, -1)
-    n = shape(xl)[-1]
-    off = ~np.eye(n, dtype=bool)
-    xx = fnp.where(off, fnp.expand_dims(xl, -2), fnp.ones((), dtype_of(x)))
-    return _cumprod_p(xx, ndim(xx) - 1), n
+def _linear_scan(a, b):
+    """x[..., j] = a[..., j] * x[..., j - 1] + b[..., j] along the last axis (x[..., -1] = 0),
+    in log2(n) doubling steps of products and sums: no division, so exact at zeros and tiny
+    values to every order (the quotient forms cancelled catastrophically there)."""
+    n, d = shape(b)[-1], 1
+    while d < n:
+        b = fnp.concatenate([b[..., :d], a[..., d:] * b[..., :-d] + b[..., d:]], axis=-1)
+        a = fnp.concatenate([a[..., :d], a[..., d:] * a[..., :-d]], axis=-1)
+        d *= 2
+    return b
 
 
+def _shift_in_one(x):
+    """[1, x_0, ..., x_{n-2}] along the last axis (the exclusive products from inclusive)."""
+    if shape(x)[-1] == 0:
+        return x
+    return fnp.concatenate([fnp.ones(shape(x)[:-1] + (1,), dtype_of(x)), x[..., :-1]], axis=-1)
+
+
+# out_j = out_{j-1} a_j, so d out_j = a_j d out_{j-1} + out_{j-1} t_j (a linear recurrence),
+# and the VJP is out_{i-1} S_i with S_i = g_i + a_{i+1} S_{i+1} (the same, run backwards).
 def _vjp_cumprod(g, ans, a, axis):
-    if not bool(np.any(getval(a) == 0)):
+    if _first_order_safe(a, ans):
         return _rev_cumsum(g * ans, axis) / a
-    c, n = _cumprod_matrix(a, axis)
-    upper = np.triu(np.ones((n, n), dtype=bool))  # j >= i
-    gl = fnp.expand_dims(fnp.moveaxis(g, axis, -1), -2)
-    res = fnp.sum(fnp.where(upper, c * gl, fnp.zeros((), dtype_of(c))), axis=-1)
-    return fnp.moveaxis(res, -1, axis)
+    al, gl = fnp.moveaxis(a, axis, -1), fnp.moveaxis(g, axis, -1)
+    s = fnp.flip(_linear_scan(_shift_in_one(fnp.flip(al, -1)), fnp.flip(gl, -1)), -1)
+    return fnp.moveaxis(_shift_in_one(fnp.moveaxis(ans, axis, -1)) * s, -1, axis)
 
 
 def _jvp_cumprod(t, ans, a, axis):
-    if not bool(np.any(getval(a) == 0)):
+    if _first_order_safe(a, ans):
         return ans * _cumsum_p(t / a, axis)
-    c, n = _cumprod_matrix(a, axis)
-    upper = np.triu(np.ones((n, n), dtype=bool))
-    tl = fnp.expand_dims(fnp.moveaxis(t, axis, -1), -1)
-    res = fnp.sum(fnp.where(upper, c * tl, fnp.zeros((), dtype_of(c))), axis=-2)
-    return fnp.moveaxis(res, -1, axis)
+    al, tl = fnp.moveaxis(a, axis, -1), fnp.moveaxis(t, axis, -1)
+    return fnp.moveaxis(_linear_scan(al, _shift_in_one(fnp.moveaxis(ans, axis, -1)) * tl),
+                        -1, axis)
 
 
 defvjp(_cumprod_p, _vjp_cumprod)

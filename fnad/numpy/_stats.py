@@ -47,10 +47,18 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
-    """Standard deviation over `axis` (sqrt of `var`; its gradient is infinite where the
-    spread is zero, as in NumPy's math and PyTorch)."""
-    return fnp.sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                        where=where, mean=mean, correction=correction))
+    """Standard deviation over `axis` (sqrt of `var`). Where the spread is zero its gradient
+    is 0, as PyTorch's (not sqrt'(0) * 0 = NaN), like the norm's at 0."""
+    return _sqrt_or_zero(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                             where=where, mean=mean, correction=correction))
+
+
+def _sqrt_or_zero(v):
+    """sqrt(v), with a zero derivative (to every order) where v == 0."""
+    zero = getval(v) == 0
+    if not zero.any():
+        return fnp.sqrt(v)
+    return fnp.where(zero, fnp.zeros_like(v), fnp.sqrt(fnp.where(zero, fnp.ones_like(v), v)))
 
 
 def builtin_max(a, b):
@@ -132,5 +140,5 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    """Standard deviation of the non-NaN elements."""
-    return fnp.sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
+    """Standard deviation of the non-NaN elements (gradient 0 where the spread is zero)."""
+    return _sqrt_or_zero(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))

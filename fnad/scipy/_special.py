@@ -120,8 +120,10 @@ def _safe_log(x, y, log):
 
 
 def _safe_div(x, y):
-    """x / y, taken as 0 where x == 0 (so xlogy(0, 0) has a zero gradient)."""
-    return _safe_where_x(x, x / fnp.where(x != 0, y, fnp.ones_like(y)))
+    """x / y, taken as 0 where x == y == 0 (so xlogy(0, 0) has a zero gradient). Where only
+    x is 0 it stays x / y (= 0), so its derivative in x is 1 / y, as PyTorch's."""
+    edge = (x == 0) & (y == 0)
+    return fnp.where(edge, fnp.zeros_like(x / 1), x / fnp.where(edge, fnp.ones_like(y), y))
 
 
 defvjp(xlogy, lambda g, ans, x, y: unbroadcast(g * _safe_log(x, y, fnp.log), shape(x)),
@@ -230,8 +232,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     m = _shift(getval(a), axis)  # a constant shift: the result does not depend on it
     s = fnp.sum(b * fnp.exp(a - m), axis=axis, keepdims=True)
     sign = np.sign(getval(s))
-    with np.errstate(divide="ignore"):
-        out = fnp.log(fnp.abs(s)) + m
+    dead = sign == 0  # a zero sum (all of a -inf, or b 0): -inf, with a 0 gradient as above
+    out = fnp.log(fnp.abs(fnp.where(dead, fnp.ones_like(s), s))) + m
+    if dead.any():
+        out = fnp.where(dead, fnp.full_like(out, -np.inf), out)
     if not return_sign:
         out = fnp.where(sign < 0, fnp.full_like(out, np.nan), out)
     if not keepdims:

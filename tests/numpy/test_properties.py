@@ -150,3 +150,99 @@ def test_gathers_random_indices(shape, data):
     np.testing.assert_array_equal(g, np.broadcast_to(counts.reshape((-1,) + (1,) * (len(shape)
                                                                                - 1)), shape))
     assert transpose_gap(f, (x,), np.random.default_rng(5)) < 1e-12
+
+
+# ----------------------------------------------------------------------------- edge points
+# Random compositions evaluated where rules special-case a point: zeros (x ** k, sinc,
+# prod/cumprod, repeated at[].multiply), ties (sort) and singular matrices (det).
+
+EDGE_OPS = [lambda x: x ** 0 + x, lambda x: x ** 2, lambda x: x ** 3, fnp.sin,
+            lambda x: fnp.sinc(x) * x, lambda x: fnp.cumprod(x, axis=-1),
+            lambda x: x * fnp.prod(x, axis=-1, keepdims=True), lambda x: x * fnp.sinc(x)]
+
+
+def with_zeros(shape, lo=-1.5, hi=1.5):
+    """Arrays in [lo, hi] where about half the entries are exactly 0."""
+    return hnp.arrays(np.float64, shape, elements=st.one_of(
+        st.just(0.0), st.floats(lo, hi, allow_nan=False, allow_subnormal=False)))
+
+
+@st.composite
+def edge_programs(draw):
+    steps = draw(st.lists(st.integers(0, len(EDGE_OPS) - 1), min_size=1, max_size=4))
+    x = draw(with_zeros(draw(st.sampled_from([(3,), (2, 3), (1, 4)]))))
+
+    def f(v):
+        for s in steps:
+            v = fnp.tanh(EDGE_OPS[s](v))  # tanh keeps zeros and bounds the values
+        return v
+    return f, x
+
+
+@given(edge_programs())
+def test_compositions_at_zeros(case):
+    f, x = case
+    g = fnad.grad(lambda v: fnp.sum(f(v)))(x)
+    assert np.all(np.isfinite(g))
+    check_grads(f, (x,), order=2)
+    assert transpose_gap(f, (x,), np.random.default_rng(6)) < 1e-12
+
+
+@given(st.integers(1, 5), st.data())
+def test_at_multiply_repeated_indices_with_zeros(n, data):
+    x = data.draw(with_zeros((n,)))
+    idx = np.asarray(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6)))
+    v = data.draw(with_zeros(idx.shape))
+    f = lambda a, b: fnp.at(a)[idx].multiply(b)
+    hit = np.arange(n)[:, None] == idx[None, :]
+    ref = lambda a, b: a * fnp.prod(fnp.where(hit, b[None, :], 1.0), axis=1)
+    u = np.random.default_rng(7).standard_normal(n)
+    for got, want in zip(fnad.vjp(f, x, v)[1](u), fnad.vjp(ref, x, v)[1](u)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    check_grads(f, (x, v), order=2)
+
+
+def cofactors(a):
+    """The cofactor matrix (d det / da) from the minors, by NumPy."""
+    n = a.shape[-1]
+    c = np.ones_like(a) if n == 1 else np.zeros_like(a)
+    for i in range(n if n > 1 else 0):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, -2), j, -1)
+            c[..., i, j] = (-1) ** (i + j) * np.linalg.det(minor)
+    return c
+
+
+@st.composite
+def singular_stacks(draw):
+    n = draw(st.integers(1, 4))
+    batch = draw(st.sampled_from([(), (2,)]))
+    a = draw(hnp.arrays(np.float64, batch + (n, n),
+                        elements=st.sampled_from([-2.0, -1.0, 0.0, 0.5, 1.0, 3.0])))
+    rank = draw(st.integers(0, n - 1))
+    # rows past `rank` become copies of earlier rows or zeros: exactly singular
+    for r in range(rank, n):
+        src = draw(st.integers(-1, r - 1)) if r else -1
+        a[..., r, :] = 0.0 if src < 0 else a[..., src, :]
+    return a
+
+
+@given(singular_stacks())
+def test_det_at_singular_matrices(a):
+    g = fnad.grad(lambda m: fnp.sum(fnp.linalg.det(m)))(a)
+    np.testing.assert_allclose(g, cofactors(a), rtol=1e-10, atol=1e-10)
+    check_grads(fnp.linalg.det, (a,), order=2)
+    assert transpose_gap(fnp.linalg.det, (a,), np.random.default_rng(8)) < 1e-12
+
+
+@given(hnp.array_shapes(min_dims=1, max_dims=3, max_side=5), st.data())
+def test_sort_ties_follow_stable_argsort(shape, data):
+    x = data.draw(hnp.arrays(np.float64, shape, elements=st.sampled_from([0.0, 1.0, 2.0])))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    w = np.random.default_rng(9).standard_normal(shape)
+    g = fnad.grad(lambda v: fnp.sum(fnp.sort(v, axis=axis) * w))(x)
+    expect = np.zeros_like(x)
+    np.put_along_axis(expect, np.argsort(x, axis=axis, kind="stable"), w, axis)
+    np.testing.assert_array_equal(g, expect)
+    assert transpose_gap(lambda v: fnp.sort(v, axis=axis), (x,), np.random.default_rng(10)) \
+        < 1e-12
