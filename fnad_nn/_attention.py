@@ -15,7 +15,7 @@ from ._positional import rotary_embedding
 from ._util import shape_of, split_key
 
 __all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask",
-           "init_multi_head_attention", "multi_head_attention", "init_kv_cache"]
+           "init_multi_head_attention", "multi_head_attention", "init_kv_cache", "context_kv"]
 
 
 # Bool and causal masks remove positions (probability exactly 0). A row with every position
@@ -212,8 +212,35 @@ def _rope_pair(rope):
     return rope, rope
 
 
+def context_kv(params, context, *, rope=None):
+    """Keys and values of `context` for cross-attention, projected (and rotated) once, to pass
+    as `multi_head_attention(..., context_kv=...)` at every decoding step.
+
+    Args:
+      params: from `init_multi_head_attention`.
+      context: keys'/values' input `(..., S, d_context)`, e.g. an encoder output.
+      rope: optional rotary tables for the keys (positions 0 .. S-1).
+
+    Returns:
+      `{"k": (..., H, S, Dh), "v": (..., H, S, Dh)}`.
+
+    Example:
+      kv = context_kv(cross_params, enc_out)
+      y = multi_head_attention(cross_params, x_step, context_kv=kv, mask=padding_mask(src))
+    """
+    k, v = _project_kv(params, context, rope, 0)
+    return {"k": k, "v": v}
+
+
+def _project_kv(params, src, rope_k, offset):
+    k = _split_heads(params["k"], src)
+    if rope_k is not None:
+        k = rotary_embedding(k, rope_k, offset=offset)
+    return k, _split_heads(params["v"], src)
+
+
 def multi_head_attention(params, x, context=None, *, mask=None, causal=False, rope=None,
-                         kv_cache=None):
+                         kv_cache=None, context_kv=None, offset=None):
     """Multi-head attention: self-attention over `x`, or cross-attention from `x` to
     `context`.
 
@@ -225,9 +252,12 @@ def multi_head_attention(params, x, context=None, *, mask=None, causal=False, ro
         `padding_mask(ids)`; float: added to the scores).
       causal: apply a causal mask (aligned at the end when a cache holds earlier keys).
       rope: optional `rotary_tables(...)` applied to queries and keys by their positions, or a
-        pair `(rope_q, rope_k)` (either may be None).
+        pair `(rope_q, rope_k)` (either may be None). Context keys count from position 0.
       kv_cache: optional `{"k", "v"}` with earlier keys/values `(..., H, T0, Dh)`
         (self-attention only); new keys are appended and positions start at T0.
+      context_kv: cross-attention keys/values precomputed by `context_kv(params, context,
+        rope=rope_k)`, used instead of `context` (decoding projects the context once).
+      offset: position of the first query (default: the cache length, else 0).
 
     Returns:
       `(..., T, d_out)`; with `kv_cache`, the pair `(output, new_cache)`.
@@ -236,21 +266,21 @@ def multi_head_attention(params, x, context=None, *, mask=None, causal=False, ro
       y = multi_head_attention(params, x, causal=True)
       y = multi_head_attention(cross_params, x_dec, enc_out, mask=padding_mask(src_ids))
     """
-    q = _split_heads(params["q"], x)
-    src = x if context is None else context
-    k = _split_heads(params["k"], src)
-    v = _split_heads(params["v"], src)
-    offset = 0
-    if kv_cache is not None:
-        if context is not None:
-            raise ValueError("multi_head_attention: kv_cache is for self-attention; for "
-                             "cross-attention compute the context keys once and reuse them.")
-        offset = shape_of(kv_cache["k"])[-2]
+    cross = context is not None or context_kv is not None
+    if kv_cache is not None and cross:
+        raise ValueError("multi_head_attention: kv_cache is for self-attention; for "
+                         "cross-attention pass context_kv=context_kv(params, context).")
+    if offset is None:
+        offset = 0 if kv_cache is None else shape_of(kv_cache["k"])[-2]
     rope_q, rope_k = _rope_pair(rope)
+    q = _split_heads(params["q"], x)
     if rope_q is not None:
         q = rotary_embedding(q, rope_q, offset=offset)
-    if rope_k is not None:
-        k = rotary_embedding(k, rope_k, offset=offset)
+    if context_kv is not None:
+        k, v = context_kv["k"], context_kv["v"]
+    else:  # context keys count from 0; self-attention keys share the queries' positions
+        k, v = _project_kv(params, x if context is None else context, rope_k,
+                           offset if context is None else 0)
     if kv_cache is not None:
         k = fnp.concatenate([kv_cache["k"], k], axis=-2)
         v = fnp.concatenate([kv_cache["v"], v], axis=-2)

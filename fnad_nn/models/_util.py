@@ -1,0 +1,89 @@
+"""Helpers shared by the models: the array module of the params, constant tables on that
+device, norms and activations chosen by name, and dropout keys."""
+
+import functools
+import math
+
+import numpy as np
+
+import fnad
+import fnad.random as random
+from fnad._backend import array_module as _array_module  # the one private import (see brief)
+from fnad.extend import getval
+
+import fnad_nn as nn
+
+NORMS = ("layer", "rms")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
+
+
+def array_module(params):
+    """`numpy` or `cupy`, by where the params live."""
+    return _array_module(*fnad.tree_leaves(params))
+
+
+def param_dtype(params):
+    """The dtype of the first float leaf of `params`."""
+    for leaf in fnad.tree_leaves(params):
+        dt = getattr(getval(leaf), "dtype", None)
+        if dt is not None and dt.kind == "f":
+            return dt
+    raise ValueError("models: the params have no float leaves; initialise them with init_*.")
+
+
+@functools.lru_cache(maxsize=64)
+def _tables(kind, xp, dtype, max_len, d, base, scale):
+    if kind == "rope":
+        t = nn.rotary_tables(max_len, d, base=base, scale=scale, dtype=dtype)
+        return {k: xp.asarray(v) for k, v in t.items()}
+    return xp.asarray(nn.sinusoidal_positional_encoding(max_len, d, base=base, dtype=dtype))
+
+
+def rope_tables(xp, dtype, max_len, d_head, base, scale):
+    """Rotary tables `{"cos", "sin"}` on the params' device (cached)."""
+    return _tables("rope", xp, np.dtype(dtype), max_len, d_head, float(base), float(scale))
+
+
+def sinusoid_table(xp, dtype, max_len, d_model, base=10000.0):
+    """Sinusoidal encodings `(max_len, d_model)` on the params' device (cached)."""
+    return _tables("sin", xp, np.dtype(dtype), max_len, d_model, float(base), 1.0)
+
+
+def check_choice(fname, what, value, choices):
+    if value not in choices:
+        raise ValueError(f"{fname}: {what}={value!r}; use one of {list(choices)}.")
+
+
+def init_norm(kind, d, dtype):
+    return nn.init_layer_norm(d, dtype=dtype) if kind == "layer" else nn.init_rms_norm(
+        d, dtype=dtype)
+
+
+def norm(kind, params, x, eps):
+    return nn.layer_norm(params, x, eps=eps) if kind == "layer" else nn.rms_norm(
+        params, x, eps=eps)
+
+
+def dropout_keys(fname, key, n, train, rate):
+    """`n` keys for dropout when training with `rate > 0`, else `n` Nones."""
+    if not (train and rate):
+        return [None] * n
+    if key is None:
+        raise ValueError(f"{fname}: training with dropout needs key=; pass "
+                         "key=fnad.random.PRNGKey(...) (a fresh one per step) or train=False.")
+    return list(random.split(key, n))
+
+
+def check_tokens(fname, tokens, vocab, ndim=2):
+    """Token ids as an integer array of `ndim` axes with ids in [0, vocab)."""
+    t = getval(tokens)
+    if getattr(t, "dtype", None) is None or t.dtype.kind not in "iu" or t.ndim != ndim:
+        raise TypeError(f"{fname}: tokens must be an integer array with {ndim} axes "
+                        f"(batch, time), got {getattr(t, 'dtype', type(t).__name__)} of shape "
+                        f"{getattr(t, 'shape', None)}; cast with .astype(int) or add a batch "
+                        "axis with x[None].")
+    return t
+
+
+def embed_scale(d_model, scaled):
+    return math.sqrt(d_model) if scaled else 1.0
