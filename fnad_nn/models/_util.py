@@ -17,14 +17,24 @@ NORMS = ("layer", "rms")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
 
 
+def _embedding_leaf(params):
+    # every model's params hold an embedding table; reading it is cheaper than a flatten
+    for name in ("tok", "src_tok"):
+        if isinstance(params, dict) and isinstance(params.get(name), dict) and "w" in params[name]:
+            return params[name]["w"]
+    return None
+
+
 def array_module(params):
     """`numpy` or `cupy`, by where the params live."""
-    return _array_module(*fnad.tree_leaves(params))
+    leaf = _embedding_leaf(params)
+    return _array_module(leaf) if leaf is not None else _array_module(*fnad.tree_leaves(params))
 
 
 def param_dtype(params):
-    """The dtype of the first float leaf of `params`."""
-    for leaf in fnad.tree_leaves(params):
+    """The dtype of the params (of the embedding table, else the first float leaf)."""
+    leaf = _embedding_leaf(params)
+    for leaf in [leaf] if leaf is not None else fnad.tree_leaves(params):
         dt = getattr(getval(leaf), "dtype", None)
         if dt is not None and dt.kind == "f":
             return dt
