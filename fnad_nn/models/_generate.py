@@ -39,14 +39,13 @@ def sample_logits(key, logits, *, temperature=1.0, top_k=None, top_p=None):
     if top_p is not None:
         if not 0 < top_p <= 1:
             raise ValueError(f"sample_logits: top_p={top_p} must be in (0, 1].")
-        order = xp.argsort(-lg, axis=-1)
-        s = xp.take_along_axis(lg, order, axis=-1)
+        s = -xp.sort(-lg, axis=-1)  # descending
         p = xp.exp(s - s[..., :1])
         p /= p.sum(axis=-1, keepdims=True)
         before = xp.cumsum(p, axis=-1) - p  # probability of the tokens ranked above
-        drop = xp.zeros_like(before, dtype=bool)
-        xp.put_along_axis(drop, order, before >= top_p, axis=-1)
-        lg = xp.where(drop, -xp.inf, lg)
+        n_keep = (before < top_p).sum(axis=-1, keepdims=True)  # >= 1: the top token stays
+        cut = xp.take_along_axis(s, n_keep - 1, axis=-1)
+        lg = xp.where(lg < cut, -xp.inf, lg)
     return random.categorical(key, lg, axis=-1)
 
 
@@ -173,6 +172,8 @@ def generate(params, config, prompt, *, key=None, max_new, temperature=1.0, top_
         raise ValueError(f"generate: {used} decoder positions are needed (prompt length "
                          f"{prompt.shape[1]}, max_new={max_new}) but the model's max_len is "
                          f"{n_max}; shorten the prompt or lower max_new.")
+    if key is not None:
+        key = xp.asarray(getval(key))  # the key follows the params' device
     logits, state = start(params, config, prompt, use_cache, bos_id)
     done = xp.zeros(prompt.shape[0], dtype=bool)
     out = []
