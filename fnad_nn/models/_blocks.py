@@ -44,6 +44,7 @@ def _ff(p, x, cfg, key, train):
 def self_block(p, x, cfg, *, keys, train, mask=None, causal=False, rope=None, cache=None):
     """Self-attention block; with `cache` returns `(x, new_cache)`."""
     k1, k2, k3 = keys
+    causal = causal and x.shape[-2] > 1  # one query (a decoding step) sees every key anyway
     a = nn.multi_head_attention(p["attn"], norm(cfg.norm, p["norm1"], x, cfg.norm_eps),
                                 mask=mask, causal=causal, rope=rope, kv_cache=cache)
     if cache is not None:
@@ -61,7 +62,7 @@ def cross_block(p, x, cfg, *, keys, train, context=None, context_kv=None, cross_
     k1, k2, k3, k4 = keys
     pos = 0 if cache is None else cache["k"].shape[-2]
     a = nn.multi_head_attention(p["self_attn"], norm(cfg.norm, p["norm1"], x, cfg.norm_eps),
-                                causal=True, rope=self_rope, kv_cache=cache)
+                                causal=x.shape[-2] > 1, rope=self_rope, kv_cache=cache)
     if cache is not None:
         a, cache = a
     x = _residual(x, a, cfg.dropout, k1, train)
