@@ -5,7 +5,7 @@ import fnad.random as random
 
 import fnad_nn as nn
 
-from ._util import init_norm, norm
+from ._util import cache_length, init_norm, norm
 
 
 def init_self_block(key, d_model, n_heads, d_ff, *, norm_kind, activation, bias, dtype):
@@ -60,7 +60,7 @@ def cross_block(p, x, cfg, *, keys, train, context=None, context_kv=None, cross_
     """Causal self-attention, cross-attention into the encoder output (never to its padding),
     feed-forward; with `cache` (self-attention keys so far) returns `(x, new_cache)`."""
     k1, k2, k3, k4 = keys
-    pos = 0 if cache is None else cache["k"].shape[-2]
+    pos = 0 if cache is None else cache_length(cache)
     a = nn.multi_head_attention(p["self_attn"], norm(cfg.norm, p["norm1"], x, cfg.norm_eps),
                                 causal=x.shape[-2] > 1, rope=self_rope, kv_cache=cache)
     if cache is not None:

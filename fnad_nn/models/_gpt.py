@@ -12,8 +12,9 @@ import fnad.random as random
 import fnad_nn as nn
 
 from . import _blocks
-from ._util import (ACTIVATIONS, NORMS, array_module, check_choice, check_tokens,
-                    dropout_keys, init_norm, norm, param_dtype, rope_tables, sinusoid_table)
+from ._util import (ACTIVATIONS, NORMS, array_module, cache_length, check_choice, check_tokens,
+                    dropout_keys, init_cache, init_norm, norm, param_dtype, rope_tables,
+                    sinusoid_table)
 
 __all__ = ["GPTConfig", "init_gpt", "gpt", "init_gpt_cache"]
 
@@ -104,16 +105,16 @@ def init_gpt(key, config):
 
 
 def init_gpt_cache(params, config, batch_size):
-    """An empty key/value cache per block, on the params' device, for `gpt(..., cache=)`.
+    """An empty key/value cache per block, on the params' device, for `gpt(..., cache=)`:
+    buffers for `config.max_len` positions written in place (keep only the newest cache).
 
     Example:
       cache = init_gpt_cache(params, config, 4)
       logits, cache = gpt(params, config, prompt, cache=cache)
     """
-    xp, dt = array_module(params), param_dtype(params)
-    d_head = config.d_model // config.n_heads
-    shape = (batch_size, config.n_heads, 0, d_head)
-    return [{"k": xp.zeros(shape, dt), "v": xp.zeros(shape, dt)} for _ in range(config.n_layers)]
+    c = config
+    return init_cache(params, c.n_layers, batch_size, c.n_heads, c.d_model // c.n_heads,
+                      c.max_len)
 
 
 def gpt(params, config, tokens, *, key=None, train=False, cache=None):
@@ -138,7 +139,7 @@ def gpt(params, config, tokens, *, key=None, train=False, cache=None):
     c = config
     tok = check_tokens("gpt", tokens, c.vocab)
     t = tok.shape[-1]
-    offset = 0 if cache is None else cache[0]["k"].shape[-2]
+    offset = 0 if cache is None else cache_length(cache[0])
     if offset + t > c.max_len:
         raise ValueError(f"gpt: positions {offset}..{offset + t - 1} exceed max_len="
                          f"{c.max_len}; crop the input to its last {c.max_len - offset} tokens "

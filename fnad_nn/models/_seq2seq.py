@@ -13,9 +13,9 @@ import fnad.random as random
 import fnad_nn as nn
 
 from . import _blocks
-from ._util import (ACTIVATIONS, NORMS, array_module, check_choice, check_tokens,
-                    dropout_keys, embed_scale, init_norm, norm, param_dtype, rope_tables,
-                    sinusoid_table)
+from ._util import (ACTIVATIONS, NORMS, array_module, cache_length, check_choice, check_tokens,
+                    dropout_keys, embed_scale, init_cache, init_norm, norm, param_dtype,
+                    rope_tables, sinusoid_table)
 
 __all__ = ["Seq2SeqConfig", "init_seq2seq", "seq2seq", "encode", "decode",
            "init_seq2seq_cache"]
@@ -185,11 +185,10 @@ def init_seq2seq_cache(params, config, memory, src):
       cache = init_seq2seq_cache(params, config, encode(params, config, src), src)
     """
     c = config
-    xp, dt = array_module(params), param_dtype(params)
     rope_k = _rope(params, c, c.rope_cross_k)
-    shape = (memory.shape[0], c.n_heads, 0, c.d_model // c.n_heads)
     return {"cross": [nn.context_kv(p["cross_attn"], memory, rope=rope_k) for p in params["dec"]],
-            "self": [{"k": xp.zeros(shape, dt), "v": xp.zeros(shape, dt)} for _ in params["dec"]],
+            "self": init_cache(params, c.n_dec_layers, memory.shape[0], c.n_heads,
+                               c.d_model // c.n_heads, c.max_len),
             "mask": _src_mask(params, c, src)}
 
 
@@ -206,7 +205,7 @@ def decode(params, config, memory, src, tgt_in, *, key=None, train=False, cache=
     c = config
     tgt_in = check_tokens("seq2seq decode", tgt_in, c.tgt_vocab)
     keys = dropout_keys("seq2seq", key, 4 * c.n_dec_layers + 1, train, c.dropout)
-    offset = 0 if cache is None else cache["self"][0]["k"].shape[-2]
+    offset = 0 if cache is None else cache_length(cache["self"][0])
     x = _embed(params, c, tgt_in, "tgt", offset, keys[-1], train)
     mask = _src_mask(params, c, src) if cache is None else cache["mask"]
     self_rope = _rope(params, c, c.rope_decoder)

@@ -59,6 +59,21 @@ def sinusoid_table(xp, dtype, max_len, d_model, base=10000.0):
     return _tables("sin", xp, np.dtype(dtype), max_len, d_model, float(base), 1.0)
 
 
+def init_cache(params, n_layers, batch_size, n_heads, d_head, max_len):
+    """Per-layer self-attention caches with room for `max_len` positions, on the params'
+    device (written in place step by step: no copy of the prefix per token)."""
+    xp, dt = array_module(params), param_dtype(params)
+    return [nn.init_kv_cache((batch_size,), n_heads, d_head, dtype=dt, max_len=max_len, xp=xp)
+            for _ in range(n_layers)]
+
+
+def cache_length(layer_cache):
+    """Positions held by one layer's cache."""
+    if "length" in layer_cache:
+        return layer_cache["length"]
+    return layer_cache["k"].shape[-2]
+
+
 def check_choice(fname, what, value, choices):
     if value not in choices:
         raise ValueError(f"{fname}: {what}={value!r}; use one of {list(choices)}.")

@@ -269,3 +269,24 @@ def test_cross_attention_with_precomputed_context_kv_and_query_offset():
                                                      offset=3), (p, x), order=1)
     with pytest.raises(ValueError, match="context_kv"):
         nn.multi_head_attention(p, x, ctx, kv_cache=nn.init_kv_cache((2,), h, e // h))
+
+
+def test_preallocated_kv_cache_matches_concatenating_cache():
+    e, h = 8, 2
+    p = nn.init_multi_head_attention(fnad.random.PRNGKey(4), e, h, dtype=np.float64)
+    x = randn(2, 6, e)
+    tab = nn.rotary_tables(16, e // h, dtype=np.float64)
+    full = nn.multi_head_attention(p, x, causal=True, rope=tab)
+    cache = nn.init_kv_cache((2,), h, e // h, dtype=np.float64, max_len=7)
+    assert cache["k"].shape == (2, h, 7, e // h) and cache["length"] == 0
+    outs = []
+    for t0, t1 in ((0, 3), (3, 4), (4, 6)):
+        y, cache = nn.multi_head_attention(p, x[:, t0:t1], causal=True, rope=tab, kv_cache=cache)
+        outs.append(y)
+    assert cache["length"] == 6
+    assert_close(np.concatenate(outs, axis=1), full, tol=1e-12)
+    with pytest.raises(ValueError, match="max_len"):
+        nn.multi_head_attention(p, x[:, :2], causal=True, kv_cache=cache)
+    fresh = nn.init_kv_cache((2,), h, e // h, dtype=np.float64, max_len=7)
+    with pytest.raises(TypeError, match="differentiated"):
+        fnad.grad(lambda x: fnp.sum(nn.multi_head_attention(p, x, kv_cache=fresh)[0]))(x)
