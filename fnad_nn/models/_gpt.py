@@ -137,7 +137,7 @@ def gpt(params, config, tokens, *, key=None, train=False, cache=None):
       loss = fnad_nn.sparse_softmax_cross_entropy(logits, targets)
     """
     c = config
-    tok = check_tokens("gpt", tokens, c.vocab)
+    tok = check_tokens("gpt", params, tokens)
     t = tok.shape[-1]
     offset = 0 if cache is None else cache_length(cache[0])
     if offset + t > c.max_len:

@@ -84,7 +84,7 @@ def rnn_lm(params, config, tokens, *, state=None, key=None, train=False):
       logits, state = rnn_lm(params, config, tokens)
     """
     c = config
-    tok = check_tokens("rnn_lm", tokens, c.vocab)
+    tok = check_tokens("rnn_lm", params, tokens)
     k1, k2 = dropout_keys("rnn_lm", key, 2, train, c.dropout)
     x = nn.dropout(nn.embedding(params["tok"], tok), c.dropout, key=k1, train=train)
     hs, state = CELLS[c.cell][1](params["rnn"], x, state)
@@ -150,7 +150,7 @@ def rnn_encode(params, config, src):
     """The decoder's initial state from source ids `(B, S)`: the encoder's final states
     through the bridge (for an LSTM, h and c each)."""
     c = config
-    src = check_tokens("rnn_seq2seq", src, c.src_vocab)
+    src = check_tokens("rnn_seq2seq", params, src)
     _, final = CELLS[c.cell][1](params["enc"], nn.embedding(params["src_tok"], src))
     if c.cell == "lstm":
         return tuple(nn.bridge(params["bridge"], s, dec_layers=c.dec_layers) for s in final)
@@ -160,7 +160,7 @@ def rnn_encode(params, config, src):
 def rnn_decode(params, config, tgt_in, state):
     """`(logits (B, T, tgt_vocab), state)` of decoder inputs `(B, T)` from `state`."""
     c = config
-    tgt_in = check_tokens("rnn_seq2seq", tgt_in, c.tgt_vocab)
+    tgt_in = check_tokens("rnn_seq2seq", params, tgt_in)
     hs, state = CELLS[c.cell][1](params["dec"], nn.embedding(params["tgt_tok"], tgt_in), state)
     return nn.linear(params["head"], hs), state
 

@@ -166,7 +166,7 @@ def encode(params, config, src, *, key=None, train=False):
       memory = encode(params, config, src)
     """
     c = config
-    src = check_tokens("seq2seq encode", src, c.src_vocab)
+    src = check_tokens("seq2seq encode", params, src)
     keys = dropout_keys("seq2seq", key, 3 * c.n_enc_layers + 1, train, c.dropout)
     x = _embed(params, c, src, "src", 0, keys[-1], train)
     mask, rope = _src_mask(params, c, src), _rope(params, c, c.rope_encoder)
@@ -203,7 +203,7 @@ def decode(params, config, memory, src, tgt_in, *, key=None, train=False, cache=
       logits = decode(params, config, encode(params, config, src), src, tgt_in)
     """
     c = config
-    tgt_in = check_tokens("seq2seq decode", tgt_in, c.tgt_vocab)
+    tgt_in = check_tokens("seq2seq decode", params, tgt_in)
     keys = dropout_keys("seq2seq", key, 4 * c.n_dec_layers + 1, train, c.dropout)
     offset = 0 if cache is None else cache_length(cache["self"][0])
     x = _embed(params, c, tgt_in, "tgt", offset, keys[-1], train)
@@ -245,10 +245,6 @@ def seq2seq(params, config, src, tgt_in, *, key=None, train=False):
       logits = seq2seq(params, config, src, tgt[:, :-1])
       loss = fnad_nn.sparse_softmax_cross_entropy(logits, tgt[:, 1:], ignore_index=0)
     """
-    ke = kd = None
-    if train and config.dropout:
-        if key is None:
-            dropout_keys("seq2seq", None, 1, True, 1.0)  # raises the error that says what to do
-        ke, kd = random.split(key, 2)
+    ke, kd = dropout_keys("seq2seq", key, 2, train, config.dropout)
     memory = encode(params, config, src, key=ke, train=train)
     return decode(params, config, memory, src, tgt_in, key=kd, train=train)

@@ -99,15 +99,15 @@ def dropout_keys(fname, key, n, train, rate):
     return list(random.split(key, n))
 
 
-def check_tokens(fname, tokens, vocab, ndim=2):
-    """Token ids as an integer array of `ndim` axes with ids in [0, vocab)."""
+def check_tokens(fname, params, tokens):
+    """Token ids as an integer array `(batch, time)` on the params' device."""
     t = getval(tokens)
-    if getattr(t, "dtype", None) is None or t.dtype.kind not in "iu" or t.ndim != ndim:
-        raise TypeError(f"{fname}: tokens must be an integer array with {ndim} axes "
+    if getattr(t, "dtype", None) is None or t.dtype.kind not in "iu" or t.ndim != 2:
+        raise TypeError(f"{fname}: tokens must be an integer array with 2 axes "
                         f"(batch, time), got {getattr(t, 'dtype', type(t).__name__)} of shape "
                         f"{getattr(t, 'shape', None)}; cast with .astype(int) or add a batch "
                         "axis with x[None].")
-    return t
+    return array_module(params).asarray(t)
 
 
 def embed_scale(d_model, scaled):
