@@ -48,6 +48,7 @@ from ._attention import padding_mask as padding_mask
 from ._attention import init_multi_head_attention as init_multi_head_attention
 from ._attention import multi_head_attention as multi_head_attention
 from ._attention import init_kv_cache as init_kv_cache
+from ._attention import context_kv as context_kv
 from ._transformer import init_feed_forward as init_feed_forward
 from ._transformer import feed_forward as feed_forward
 from ._transformer import init_transformer_block as init_transformer_block
@@ -75,3 +76,4 @@ from ._conv import conv2d as conv2d
 from ._conv import max_pool2d as max_pool2d
 from ._conv import avg_pool2d as avg_pool2d
 from . import init as init
+from . import models as models

@@ -15,7 +15,7 @@ from ._positional import rotary_embedding
 from ._util import shape_of, split_key
 
 __all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask",
-           "init_multi_head_attention", "multi_head_attention", "init_kv_cache"]
+           "init_multi_head_attention", "multi_head_attention", "init_kv_cache", "context_kv"]
 
 
 # Bool and causal masks remove positions (probability exactly 0). A row with every position
@@ -160,23 +160,56 @@ def init_multi_head_attention(key, d_model, n_heads, *, d_context=None, d_head=N
     return params
 
 
-def init_kv_cache(batch_shape, n_heads, d_head, *, dtype=np.float32):
+def init_kv_cache(batch_shape, n_heads, d_head, *, dtype=np.float32, max_len=None, xp=np):
     """An empty key/value cache for incremental decoding with `multi_head_attention`.
+
+    By default each step appends by concatenation (a copy of the cache per step, and
+    differentiable). With `max_len`, the buffers are allocated once and each step writes
+    its keys/values in place (inference only: the buffers of earlier caches are reused, so
+    keep only the newest cache).
 
     Args:
       batch_shape: leading batch axes, e.g. `(B,)`.
       n_heads, d_head: as in the attention parameters.
       dtype: cache dtype.
+      max_len: preallocate room for this many positions.
+      xp: the array module of the buffers (numpy or cupy).
 
     Returns:
-      `{"k": (*batch_shape, H, 0, d_head), "v": (*batch_shape, H, 0, d_head)}`.
+      `{"k": (*batch_shape, H, 0, d_head), "v": ...}`; with `max_len`,
+      `{"k": (*batch_shape, H, max_len, d_head), "v": ..., "length": 0}`.
 
     Example:
       cache = init_kv_cache((B,), 4, 32)
       y, cache = multi_head_attention(params, x_step, causal=True, kv_cache=cache)
     """
-    shape = tuple(batch_shape) + (n_heads, 0, d_head)
-    return {"k": np.zeros(shape, dtype), "v": np.zeros(shape, dtype)}
+    shape = tuple(batch_shape) + (n_heads, 0 if max_len is None else max_len, d_head)
+    cache = {"k": xp.zeros(shape, dtype), "v": xp.zeros(shape, dtype)}
+    return cache if max_len is None else dict(cache, length=0)
+
+
+def _cache_length(cache):
+    return cache["length"] if "length" in cache else shape_of(cache["k"])[-2]
+
+
+def _append(cache, k, v):
+    """Keys/values so far and the new cache: concatenated, or written into preallocated
+    buffers."""
+    if "length" not in cache:
+        k = fnp.concatenate([cache["k"], k], axis=-2)
+        v = fnp.concatenate([cache["v"], v], axis=-2)
+        return k, v, {"k": k, "v": v}
+    n, t = cache["length"], shape_of(k)[-2]
+    bk, bv = cache["k"], cache["v"]
+    if n + t > shape_of(bk)[-2]:
+        raise ValueError(f"multi_head_attention: the cache holds {shape_of(bk)[-2]} positions, "
+                         f"{n + t} are needed; init_kv_cache(..., max_len=) with more room.")
+    if getval(k) is not k or getval(v) is not v:
+        raise TypeError("multi_head_attention: a preallocated kv_cache (max_len=) is written in "
+                        "place and cannot be differentiated; use init_kv_cache without max_len.")
+    bk[..., n:n + t, :] = k
+    bv[..., n:n + t, :] = v
+    return bk[..., :n + t, :], bv[..., :n + t, :], {"k": bk, "v": bv, "length": n + t}
 
 
 def _split_heads(p, x):
@@ -212,8 +245,35 @@ def _rope_pair(rope):
     return rope, rope
 
 
+def context_kv(params, context, *, rope=None):
+    """Keys and values of `context` for cross-attention, projected (and rotated) once, to pass
+    as `multi_head_attention(..., context_kv=...)` at every decoding step.
+
+    Args:
+      params: from `init_multi_head_attention`.
+      context: keys'/values' input `(..., S, d_context)`, e.g. an encoder output.
+      rope: optional rotary tables for the keys (positions 0 .. S-1).
+
+    Returns:
+      `{"k": (..., H, S, Dh), "v": (..., H, S, Dh)}`.
+
+    Example:
+      kv = context_kv(cross_params, enc_out)
+      y = multi_head_attention(cross_params, x_step, context_kv=kv, mask=padding_mask(src))
+    """
+    k, v = _project_kv(params, context, rope, 0)
+    return {"k": k, "v": v}
+
+
+def _project_kv(params, src, rope_k, offset):
+    k = _split_heads(params["k"], src)
+    if rope_k is not None:
+        k = rotary_embedding(k, rope_k, offset=offset)
+    return k, _split_heads(params["v"], src)
+
+
 def multi_head_attention(params, x, context=None, *, mask=None, causal=False, rope=None,
-                         kv_cache=None):
+                         kv_cache=None, context_kv=None, offset=None):
     """Multi-head attention: self-attention over `x`, or cross-attention from `x` to
     `context`.
 
@@ -225,9 +285,13 @@ def multi_head_attention(params, x, context=None, *, mask=None, causal=False, ro
         `padding_mask(ids)`; float: added to the scores).
       causal: apply a causal mask (aligned at the end when a cache holds earlier keys).
       rope: optional `rotary_tables(...)` applied to queries and keys by their positions, or a
-        pair `(rope_q, rope_k)` (either may be None).
-      kv_cache: optional `{"k", "v"}` with earlier keys/values `(..., H, T0, Dh)`
-        (self-attention only); new keys are appended and positions start at T0.
+        pair `(rope_q, rope_k)` (either may be None). Context keys count from position 0.
+      kv_cache: optional cache from `init_kv_cache` holding earlier keys/values
+        `(..., H, T0, Dh)` (self-attention only); new keys are appended (or written into
+        its preallocated buffers) and positions start at T0.
+      context_kv: cross-attention keys/values precomputed by `context_kv(params, context,
+        rope=rope_k)`, used instead of `context` (decoding projects the context once).
+      offset: position of the first query (default: the cache length, else 0).
 
     Returns:
       `(..., T, d_out)`; with `kv_cache`, the pair `(output, new_cache)`.
@@ -236,24 +300,23 @@ def multi_head_attention(params, x, context=None, *, mask=None, causal=False, ro
       y = multi_head_attention(params, x, causal=True)
       y = multi_head_attention(cross_params, x_dec, enc_out, mask=padding_mask(src_ids))
     """
-    q = _split_heads(params["q"], x)
-    src = x if context is None else context
-    k = _split_heads(params["k"], src)
-    v = _split_heads(params["v"], src)
-    offset = 0
-    if kv_cache is not None:
-        if context is not None:
-            raise ValueError("multi_head_attention: kv_cache is for self-attention; for "
-                             "cross-attention compute the context keys once and reuse them.")
-        offset = shape_of(kv_cache["k"])[-2]
+    cross = context is not None or context_kv is not None
+    if kv_cache is not None and cross:
+        raise ValueError("multi_head_attention: kv_cache is for self-attention; for "
+                         "cross-attention pass context_kv=context_kv(params, context).")
+    if offset is None:
+        offset = 0 if kv_cache is None else _cache_length(kv_cache)
     rope_q, rope_k = _rope_pair(rope)
+    q = _split_heads(params["q"], x)
     if rope_q is not None:
         q = rotary_embedding(q, rope_q, offset=offset)
-    if rope_k is not None:
-        k = rotary_embedding(k, rope_k, offset=offset)
+    if context_kv is not None:
+        k, v = context_kv["k"], context_kv["v"]
+    else:  # context keys count from 0; self-attention keys share the queries' positions
+        k, v = _project_kv(params, x if context is None else context, rope_k,
+                           offset if context is None else 0)
     if kv_cache is not None:
-        k = fnp.concatenate([kv_cache["k"], k], axis=-2)
-        v = fnp.concatenate([kv_cache["v"], v], axis=-2)
+        k, v, kv_cache = _append(kv_cache, k, v)
     o = scaled_dot_product_attention(q, k, v, mask=mask, causal=causal)
     y = _merge_heads(params["o"], o)
-    return (y, {"k": k, "v": v}) if kv_cache is not None else y
+    return (y, kv_cache) if kv_cache is not None else y

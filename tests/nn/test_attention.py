@@ -247,3 +247,46 @@ def test_learned_positional_embedding():
     np.testing.assert_array_equal(g["w"][3:], 0.0)
     with pytest.raises(ValueError, match="exceed"):
         nn.positional_embedding(params, x, offset=8)
+
+
+def test_cross_attention_with_precomputed_context_kv_and_query_offset():
+    e, h = 8, 2
+    p = nn.init_multi_head_attention(fnad.random.PRNGKey(3), e, h, d_context=6, dtype=np.float64)
+    x, ctx = randn(2, 5, e), randn(2, 7, 6)
+    tab = nn.rotary_tables(16, e // h, dtype=np.float64)
+    mask = nn.padding_mask(np.array([[1] * 7, [1] * 4 + [0] * 3]))
+    full = nn.multi_head_attention(p, x, ctx, mask=mask, rope=(tab, tab))
+    kv = nn.context_kv(p, ctx, rope=tab)
+    assert kv["k"].shape == (2, h, 7, e // h)
+    assert_close(nn.multi_head_attention(p, x, context_kv=kv, mask=mask, rope=(tab, None)),
+                 full, tol=1e-14)
+    # one query at a time, at its own position: the same rows
+    for t in range(5):
+        y = nn.multi_head_attention(p, x[:, t:t + 1], context_kv=kv, mask=mask,
+                                    rope=(tab, None), offset=t)
+        assert_close(y, full[:, t:t + 1], tol=1e-13)
+    check_grads(lambda p, x: nn.multi_head_attention(p, x, ctx, mask=mask, rope=(tab, tab),
+                                                     offset=3), (p, x), order=1)
+    with pytest.raises(ValueError, match="context_kv"):
+        nn.multi_head_attention(p, x, ctx, kv_cache=nn.init_kv_cache((2,), h, e // h))
+
+
+def test_preallocated_kv_cache_matches_concatenating_cache():
+    e, h = 8, 2
+    p = nn.init_multi_head_attention(fnad.random.PRNGKey(4), e, h, dtype=np.float64)
+    x = randn(2, 6, e)
+    tab = nn.rotary_tables(16, e // h, dtype=np.float64)
+    full = nn.multi_head_attention(p, x, causal=True, rope=tab)
+    cache = nn.init_kv_cache((2,), h, e // h, dtype=np.float64, max_len=7)
+    assert cache["k"].shape == (2, h, 7, e // h) and cache["length"] == 0
+    outs = []
+    for t0, t1 in ((0, 3), (3, 4), (4, 6)):
+        y, cache = nn.multi_head_attention(p, x[:, t0:t1], causal=True, rope=tab, kv_cache=cache)
+        outs.append(y)
+    assert cache["length"] == 6
+    assert_close(np.concatenate(outs, axis=1), full, tol=1e-12)
+    with pytest.raises(ValueError, match="max_len"):
+        nn.multi_head_attention(p, x[:, :2], causal=True, kv_cache=cache)
+    fresh = nn.init_kv_cache((2,), h, e // h, dtype=np.float64, max_len=7)
+    with pytest.raises(TypeError, match="differentiated"):
+        fnad.grad(lambda x: fnp.sum(nn.multi_head_attention(p, x, kv_cache=fresh)[0]))(x)
