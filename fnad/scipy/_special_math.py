@@ -90,14 +90,17 @@ def _erf_small(x):
 def _erfc_pos(z, exact_exp):
     """erfc(z) for z >= 0.5 (or NaN). With `exact_exp`, e^{-z^2} without the error of
     rounding z*z (erfc's relative accuracy needs it; erf = 1 - erfc does not)."""
-    z = np.minimum(z, 30.0)  # erfc(30) underflows to 0
-    e = _exp_neg_sq(z) if exact_exp else np.exp(-z * z)
+    ex = _exp_neg_sq if exact_exp else (lambda v: np.exp(-v * v))
     out = np.empty_like(z)
     mid = z < 4.0
-    _apply(out, mid, lambda v, e: e * _poly(_ERF_C, v) / _poly(_ERF_D, v), z, e)
-    _apply(out, ~mid, lambda v, e: e / v * (1.0 / _SQRT_PI + _poly(_ERF_P, 1.0 / (v * v))
-                                             / (v * v * _poly(_ERF_Q, 1.0 / (v * v)))), z, e)
+    _apply(out, mid, lambda v: ex(v) * _poly(_ERF_C, v) / _poly(_ERF_D, v), z)
+    _apply(out, ~mid, lambda v: _erfc_big(np.minimum(v, 30.0), ex), z)  # erfc(30) is 0
     return out
+
+
+def _erfc_big(v, ex):
+    iz2 = 1.0 / (v * v)
+    return ex(v) / v * (1.0 / _SQRT_PI + iz2 * _poly(_ERF_P, iz2) / _poly(_ERF_Q, iz2))
 
 
 def _erf64(x):
