@@ -9,7 +9,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._backend import asarray_like, is_cupy_array
 from .._tracer import Tracer
-from ..extend import array_module, defjvp, defvjp, primitive, shape, unbroadcast
+from ..extend import defjvp, defvjp, primitive, shape, unbroadcast
 from ..numpy import logsumexp as logsumexp
 from . import _special_math as _m
 
@@ -139,28 +139,30 @@ defjvp(xlog1py, lambda t, ans, x, y: _bcast(t * _safe_log(x, y, fnp.log1p), ans)
 
 
 def _shifted(x, axis):
-    """`x - shift` as a fresh float array we own."""
-    xp = array_module(x)
-    m = xp.max(x, axis=axis, keepdims=True)
-    if not xp.isfinite(m).all():
-        m = xp.where(xp.isfinite(m), m, 0).astype(m.dtype, copy=False)
-    s = xp.subtract(x, m)
-    return s if s.dtype.kind in "fc" else s.astype(np.float64)
+    """`x - shift` as a fresh float array we own, and whether every shift was finite (then
+    each sum of exponentials is at least 1: no log(0))."""
+    m = np.max(x, axis=axis, keepdims=True)
+    finite = math.isfinite(m.sum())  # one cheap test; rare rows of infinities shift by 0
+    if not finite:
+        m = np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
+    s = x - m
+    return (s if s.dtype.kind in "fc" else s.astype(np.float64)), finite
 
 
 def _softmax_impl(x, axis=None):
-    xp = array_module(x)
-    e = _shifted(x, axis)
-    xp.exp(e, out=e)
-    e /= xp.sum(e, axis=axis, keepdims=True)
+    e, _ = _shifted(x, axis)
+    np.exp(e, out=e)
+    e /= np.sum(e, axis=axis, keepdims=True)
     return e
 
 
 def _log_softmax_impl(x, axis=None):
-    xp = array_module(x)
-    s = _shifted(x, axis)
+    s, finite = _shifted(x, axis)
+    if finite:
+        s -= np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+        return s
     with np.errstate(divide="ignore"):
-        s -= xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
+        s -= np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
     return s
 
 
