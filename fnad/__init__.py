@@ -13,7 +13,16 @@ from ._tree import tree_leaves as tree_leaves
 from ._tree import tree_map as tree_map
 from ._tree import tree_structure as tree_structure
 from ._tree import tree_unflatten as tree_unflatten
-from . import numpy as numpy  # noqa: E402  (installs tracer operators)
+from . import numpy as numpy  # noqa: E402
+from ._backend import diagnose_impl_error as _diagnose_impl_error  # noqa: E402
+from ._tracer import register_array_methods as _register_array_methods  # noqa: E402
+from ._tracer import set_impl_error_hook as _set_impl_error_hook  # noqa: E402
+from .numpy._methods import ArrayTracerMethods as _ArrayTracerMethods  # noqa: E402
+
+# The two explicit hooks of the layers below: tracers get fnad.numpy's array methods and
+# operators, and a failing implementation gets the backend's clearer device errors.
+_register_array_methods(_ArrayTracerMethods)
+_set_impl_error_hook(_diagnose_impl_error)
 from ._jacobians import hessian as hessian  # noqa: E402
 from ._jacobians import jacfwd as jacfwd  # noqa: E402
 from ._jacobians import jacrev as jacrev  # noqa: E402

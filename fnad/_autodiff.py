@@ -12,7 +12,7 @@ from ._backend import array_module
 from ._tracer import Trace, Tracer, bind_traced, getval
 
 __all__ = ["RevTrace", "RevTracer", "JVPTrace", "JVPTracer", "backward", "add_cotangents",
-           "CustomNode", "zeros_like_value", "tracers_of"]
+           "CustomNode", "zeros_like_value", "tracers_of", "pass_through"]
 
 _PROJ = object()  # tape marker: output k of a multiple-result node
 
@@ -72,6 +72,8 @@ class RevTrace(Trace):
         return RevTracer(value, self, idx)
 
     def process(self, prim, args, kwargs):
+        if prim.nondiff:
+            return pass_through(self, prim, args, kwargs)
         vals = list(args)
         parents = []
         outer = False
@@ -104,6 +106,17 @@ class RevTrace(Trace):
             tape.append((_PROJ, idx, k, n))
             outs.append(RevTracer(a, self, idx + 1 + k))
         return type(ans)(outs) if isinstance(ans, tuple) else outs
+
+
+def pass_through(trace, prim, args, kwargs):
+    """A non-differentiable primitive under an autodiff trace: computed on the values inside
+    this trace's tracers, its outputs plain (or traced only by outer traces, which see it in
+    turn, so that a staging trace can record it)."""
+    vals = [a._value if isinstance(a, Tracer) and a._trace is trace else a for a in args]
+    for v in vals:
+        if isinstance(v, Tracer):
+            return bind_traced(prim, vals, kwargs)
+    return prim.impl(*vals, **kwargs)
 
 
 def backward(tape, seeds, consume=False):
@@ -139,6 +152,11 @@ def backward(tape, seeds, consume=False):
             for i, p in parents:
                 grads[p] = add_cotangents(grads[p], cts[i])
             continue
+        if prim.vjp_all is not None:
+            cts = prim.vjp_all(g, ans, *vals, **kwargs)
+            for i, p in parents:
+                grads[p] = add_cotangents(grads[p], cts[i])
+            continue
         vjps = prim.vjps
         for i, p in parents:
             rule = vjps.get(i)
@@ -170,6 +188,8 @@ class JVPTrace(Trace):
     __slots__ = ()
 
     def process(self, prim, args, kwargs):
+        if prim.nondiff:
+            return pass_through(self, prim, args, kwargs)
         primals = []
         tangents = []
         outer = False

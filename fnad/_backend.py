@@ -7,12 +7,11 @@ owns its arrays.
 
 import numpy as np
 
-from . import _tracer
 from ._tracer import getval
 
 __all__ = ["array_module", "cupy_or_none", "is_cupy_array", "is_array", "asarray_like",
            "gpu_unavailable_reason", "DeviceMismatchError", "mixed_device_error",
-           "find_mixed_devices", "describe_array"]
+           "find_mixed_devices", "describe_array", "diagnose_impl_error"]
 
 _cupy = False  # not looked up yet
 _cupy_reason = None
@@ -128,13 +127,12 @@ def asarray_like(x):
     return np.asarray(x)
 
 
-def _diagnose_impl_error(prim, args, kwargs, exc):
-    """Turn a backend's failure on mixed NumPy/CuPy inputs into a DeviceMismatchError."""
+def diagnose_impl_error(prim, args, kwargs, exc):
+    """Turn a backend's failure on mixed NumPy/CuPy inputs into a DeviceMismatchError (the
+    tracer's implementation-error hook; fnad/__init__.py installs it)."""
     if isinstance(exc, DeviceMismatchError):
         return
     mixed = find_mixed_devices(args, kwargs)
     if mixed is not None:
         raise mixed_device_error(*mixed, op=prim.name) from exc
 
-
-_tracer.impl_error_hook = _diagnose_impl_error

@@ -1,11 +1,15 @@
 """Jacobians and Hessians, built from vjp (one pull-back per output element) and jvp (one
-push-forward per input element)."""
+push-forward per input element).
+
+The rows are stacked by the namespace of the arrays themselves: numpy/cupy for plain
+arrays, and for traced ones (a Jacobian inside another transform) the namespace their
+`__array_namespace__` names (fnad.numpy), so this module imports no array layer.
+"""
 
 import functools
 
-from . import numpy as fnp
 from ._backend import array_module
-from ._tracer import getval
+from ._tracer import Tracer, getval
 from ._transforms import _argnums_tuple, jvp, vjp
 from ._tree import tree_flatten, tree_unflatten
 
@@ -19,6 +23,16 @@ def _partial(fun, args, nums, kwargs):
             full[n] = d
         return fun(*full, **kwargs)
     return f
+
+
+def _stack(parts, axis, shape, dtype):
+    """`parts` stacked along `axis` and reshaped to `shape` (zeros of `shape` if none)."""
+    if not parts:
+        return array_module().zeros(shape, dtype)
+    for p in parts:
+        if isinstance(p, Tracer):
+            return p.__array_namespace__().stack(parts, axis=axis).reshape(shape)
+    return array_module(*parts).stack(parts, axis=axis).reshape(shape)
 
 
 def _basis(leaves, k_leaf, k):
@@ -58,10 +72,8 @@ def jacrev(fun, argnums=0, has_aux=False):
             o_shape = tuple(getval(o).shape)
             cols = []
             for i, x in enumerate(in_flat):
-                x_shape = tuple(getval(x).shape)
-                stacked = fnp.stack([r[i] for r in rows]) if rows else fnp.zeros(
-                    (0,) + x_shape, getval(x).dtype)
-                cols.append(fnp.reshape(stacked, o_shape + x_shape))
+                cols.append(_stack([r[i] for r in rows], 0, o_shape + tuple(getval(x).shape),
+                                   getval(x).dtype))
             jac = tree_unflatten(in_tree, cols)
             per_out.append(jac[0] if isinstance(argnums, int) else jac)
         result = tree_unflatten(out_tree, per_out)
@@ -109,11 +121,8 @@ def jacfwd(fun, argnums=0, has_aux=False):
             o_shape = tuple(getval(o).shape)
             jac_leaves = []
             for i, x in enumerate(in_flat):
-                x_shape = tuple(getval(x).shape)
-                cols = cols_per_in[i]
-                stacked = fnp.stack([c[j] for c in cols], axis=-1) if cols else fnp.zeros(
-                    o_shape + (0,), getval(o).dtype)
-                jac_leaves.append(fnp.reshape(stacked, o_shape + x_shape))
+                jac_leaves.append(_stack([c[j] for c in cols_per_in[i]], -1,
+                                         o_shape + tuple(getval(x).shape), getval(o).dtype))
             jac = tree_unflatten(in_tree, jac_leaves)
             per_out.append(jac[0] if isinstance(argnums, int) else jac)
         result = tree_unflatten(out_tree, per_out)

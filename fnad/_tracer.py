@@ -9,9 +9,10 @@ the trace of the innermost (highest-level) tracer, which records it.
 """
 
 import itertools
+import weakref
 
 __all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "register_callable",
-           "PRIMITIVE_OF"]
+           "PRIMITIVE_OF", "PRIMITIVES", "register_array_methods", "set_impl_error_hook"]
 
 _levels = itertools.count(1)
 
@@ -30,11 +31,17 @@ class Trace:
         self.level = new_level()
 
     def process(self, prim, args, kwargs):  # pragma: no cover - abstract
+        """Handle one call of `prim` with tracers of this trace among `args`: every primitive,
+        the non-differentiable ones (`prim.nondiff`) included, comes here."""
         raise NotImplementedError
 
 
 class Tracer:
-    """A value being traced at some level. `fnad.numpy` adds operator overloads."""
+    """A value being traced at some level.
+
+    The array methods and operators (`x + y`, `x[i]`, `x.sum()`) come from the array layer,
+    registered once with `register_array_methods` (fnad/__init__.py registers fnad.numpy's).
+    """
 
     __slots__ = ()
     __array_ufunc__ = None  # make NumPy defer binary operators to the tracer
@@ -87,6 +94,25 @@ class Tracer:
         )
 
 
+_ARRAY_METHODS = []  # the mixin classes registered, in order
+
+
+def register_array_methods(mixin):
+    """Give every tracer the methods, operators and properties defined by class `mixin`.
+
+    The tracer layer knows no array library; the layer that provides one (fnad.numpy)
+    defines a mixin class, and the package __init__ registers it here, once. Its attributes
+    are copied onto `Tracer` (so onto every trace's tracer class) and override the base's.
+    """
+    if mixin in _ARRAY_METHODS:
+        return
+    for name, value in vars(mixin).items():
+        if name not in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
+                        "__slots__"):
+            setattr(Tracer, name, value)
+    _ARRAY_METHODS.append(mixin)
+
+
 def getval(x):
     """Strip every level of tracing from `x`."""
     while isinstance(x, Tracer):
@@ -98,24 +124,29 @@ class Primitive:
     """One operation and the rules that transforms look up.
 
     Slots: `impl` (backend implementation), `vjps` (per-argument VJP rules
-    `rule(g, ans, *args, **kwargs)`), `jvps` (per-argument JVP rules
+    `rule(g, ans, *args, **kwargs)`), `vjp_all` (one rule `vjp_all(g, ans, *args, **kwargs)`
+    returning a tuple with every argument's cotangent, None for none; the backward pass
+    prefers it to `vjps`), `jvps` (per-argument JVP rules
     `rule(t, ans, *args, **kwargs)`), `batch` (batching rule), `abstract_eval`
     (shape/dtype), `nondiff` (outputs carry no derivative), `multiple_results`.
+    Every primitive created is in `PRIMITIVES`.
     """
 
-    __slots__ = ("name", "impl", "vjps", "jvps", "batch", "abstract_eval", "nondiff",
-                 "multiple_results", "fun")
+    __slots__ = ("name", "impl", "vjps", "vjp_all", "jvps", "batch", "abstract_eval", "nondiff",
+                 "multiple_results", "fun", "__weakref__")
 
     def __init__(self, name, impl, *, nondiff=False, multiple_results=False):
         self.name = name
         self.impl = impl
         self.vjps = {}
+        self.vjp_all = None
         self.jvps = {}
         self.batch = None
         self.abstract_eval = None
         self.nondiff = nondiff
         self.multiple_results = multiple_results
         self.fun = None
+        PRIMITIVES.add(self)
 
     def __repr__(self):
         return f"<fnad primitive {self.name}>"
@@ -147,17 +178,23 @@ def bind_traced(prim, args, kwargs):
             if top is None or t.level > top.level:
                 top = t
     try:
-        if prim.nondiff:
-            return prim.impl(*[getval(a) for a in args], **kwargs)
         return top.process(prim, args, kwargs)
     except Exception as e:
         diagnose(prim, args, kwargs, e)
         raise
 
 
-# Set by fnad._backend: `hook(prim, args, kwargs, exc)` may raise a clearer error (e.g.
-# arrays of two devices mixed) when an implementation fails; costs nothing otherwise.
+# `hook(prim, args, kwargs, exc)` may raise a clearer error (e.g. arrays of two devices
+# mixed) when an implementation fails; costs nothing otherwise. fnad/__init__.py installs
+# fnad._backend's with `set_impl_error_hook`.
 impl_error_hook = None
+
+
+def set_impl_error_hook(hook):
+    """Install `hook(prim, args, kwargs, exc)`, called when a primitive's implementation
+    raises `exc`; it may raise a clearer error in its place (None removes it)."""
+    global impl_error_hook
+    impl_error_hook = hook
 
 
 def diagnose(prim, args, kwargs, exc):
@@ -166,6 +203,7 @@ def diagnose(prim, args, kwargs, exc):
         impl_error_hook(prim, args, kwargs, exc)
 
 
+PRIMITIVES = weakref.WeakSet()  # every Primitive created (e.g. to check names are unique)
 PRIMITIVE_OF = {}  # public callables that cannot carry a `.primitive` attribute (ufuncs)
 
 

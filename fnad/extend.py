@@ -14,12 +14,23 @@ A VJP rule `rule(g, ans, *args, **kwargs)` returns the cotangent of one argument
 a JVP rule `rule(t, ans, *args, **kwargs)` returns the tangent of the output
 contributed by one argument's tangent `t`. Rules written with `fnad.numpy` are
 themselves differentiable, so higher derivatives work.
+
+Also exported for code above the core (fnad_nn, fnad_optim, your own primitives):
+`array_module` (numpy or cupy, by the arrays given), `unbroadcast`, `shape`, `ndim`,
+`dtype_of`, `norm_axes`, and `PRIMITIVES` (every primitive created).
 """
 
-from ._tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive
+from ._backend import array_module as array_module
+from ._shapes import dtype_of as dtype_of
+from ._shapes import ndim as ndim
+from ._shapes import norm_axes as norm_axes
+from ._shapes import shape as shape
+from ._shapes import unbroadcast as unbroadcast
+from ._tracer import PRIMITIVE_OF, PRIMITIVES, Primitive, Tracer, getval, primitive
 
 __all__ = ["Primitive", "Tracer", "primitive", "defvjp", "defjvp", "defjvp_linear",
-           "defvjp_multi", "getval", "as_primitive"]
+           "defvjp_all", "defvjp_multi", "getval", "as_primitive", "array_module",
+           "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes", "PRIMITIVES"]
 
 
 def as_primitive(fun_or_prim):
@@ -69,11 +80,19 @@ def defjvp_linear(fun, argnums=(0,)):
         prim.jvps[i] = rule
 
 
-def defvjp_multi(fun, rule, nargs):
-    """Register one VJP rule returning the cotangents of all `nargs` arguments as a tuple.
+def defvjp_all(fun, rule):
+    """Register one VJP rule `rule(g, ans, *args, **kwargs)` returning a tuple with the
+    cotangent of every positional argument (None where there is none).
 
-    The rule is called once per traced argument; prefer per-argument rules when cheap.
+    The backward pass calls it once per call of `fun`, whichever arguments are traced, and
+    prefers it to per-argument rules. Use it where the cotangents share work.
+
+    Example:
+      defvjp_all(mul, lambda g, ans, x, y: (g * y, g * x))
     """
-    prim = as_primitive(fun)
-    for i in range(nargs):
-        prim.vjps[i] = (lambda g, ans, *args, _i=i, **kw: rule(g, ans, *args, **kw)[_i])
+    as_primitive(fun).vjp_all = rule
+
+
+def defvjp_multi(fun, rule, nargs=None):
+    """`defvjp_all` under its older name (`nargs` is no longer needed)."""
+    defvjp_all(fun, rule)

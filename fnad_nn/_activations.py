@@ -10,8 +10,9 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad._backend import array_module
-from fnad.extend import defjvp, defvjp, getval, primitive
+import fnad.scipy.special as _special
+from fnad.extend import array_module, defjvp, defvjp, getval, primitive
+from fnad.scipy.special import erf, expit
 
 from ._parallel import parallel_rows
 
@@ -44,58 +45,20 @@ def _relu_vjp(g, ans, x):
     return out
 
 
-def _sigmoid_impl(x):
-    # exp(-|x|) never overflows; both branches agree with 1 / (1 + exp(-x))
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
-
 def _softplus_impl(x):
     return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
 
 
-def _softmax_impl(x, axis=-1):
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    e /= np.sum(e, axis=axis, keepdims=True)
-    return e
-
-
-def _log_softmax_impl(x, axis=-1):
-    s = x - np.max(x, axis=axis, keepdims=True)
-    s -= np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
-    return s
-
-
 _relu = primitive(_relu_impl, "relu")
-_sigmoid = primitive(_sigmoid_impl, "sigmoid")
 _softplus = primitive(_softplus_impl, "softplus")
-_softmax = primitive(_softmax_impl, "softmax")
-_log_softmax = primitive(_log_softmax_impl, "log_softmax")
 
 
 # relu's derivative is the mask ans > 0 (0 at 0, as PyTorch): a comparison, so it carries no
 # derivative itself; multiplying by the bool mask keeps g's dtype in one pass.
 defvjp(_relu, _relu_vjp)
 defjvp(_relu, lambda t, ans, x: t * fnp.greater(ans, 0))
-defvjp(_sigmoid, lambda g, ans, x: g * (ans * (1 - ans)))
-defjvp(_sigmoid, lambda t, ans, x: t * (ans * (1 - ans)))
-defvjp(_softplus, lambda g, ans, x: g * sigmoid(x))
-defjvp(_softplus, lambda t, ans, x: t * sigmoid(x))
-
-
-def _vjp_softmax(g, ans, x, axis=-1):
-    return ans * (g - fnp.sum(g * ans, axis=axis, keepdims=True))
-
-
-def _vjp_log_softmax(g, ans, x, axis=-1):
-    return g - fnp.exp(ans) * fnp.sum(g, axis=axis, keepdims=True)
-
-
-defvjp(_softmax, _vjp_softmax)
-defjvp(_softmax, _vjp_softmax)  # the Jacobian is symmetric
-defvjp(_log_softmax, _vjp_log_softmax)
-defjvp(_log_softmax, lambda t, ans, x, axis=-1: t - fnp.sum(fnp.exp(ans) * t, axis=axis,
-                                                            keepdims=True))
+defvjp(_softplus, lambda g, ans, x: g * expit(x))
+defjvp(_softplus, lambda t, ans, x: t * expit(x))
 
 # ----------------------------------------------------------------------------- public
 
@@ -143,7 +106,7 @@ def sigmoid(x):
     Example:
       sigmoid(np.zeros(2))   # [0.5, 0.5]
     """
-    return _sigmoid(x)
+    return expit(x)
 
 
 def tanh(x):
@@ -173,7 +136,7 @@ def silu(x):
     Example:
       silu(np.array([0.0, 1.0]))   # [0., 0.7311]
     """
-    return x * _sigmoid(x)
+    return x * expit(x)
 
 
 def softplus(x, beta=1.0, threshold=20.0):
@@ -233,7 +196,8 @@ def gelu(x, approximate=False):
 
 
 def softmax(x, axis=-1):
-    """Softmax along `axis`, shifted by the maximum so it never overflows.
+    """Softmax along `axis`, shifted by the maximum so it never overflows
+    (`fnad.scipy.special.softmax` with a last-axis default).
 
     Args:
       x: array of any shape.
@@ -245,11 +209,12 @@ def softmax(x, axis=-1):
     Example:
       softmax(np.array([0.0, 0.0]))   # [0.5, 0.5]
     """
-    return _softmax(x, axis=axis)
+    return _special.softmax(x, axis)
 
 
 def log_softmax(x, axis=-1):
-    """`x - logsumexp(x, axis)`, computed stably.
+    """`x - logsumexp(x, axis)`, computed stably (`fnad.scipy.special.log_softmax` with a
+    last-axis default).
 
     Args:
       x: array of any shape.
@@ -261,7 +226,7 @@ def log_softmax(x, axis=-1):
     Example:
       log_softmax(np.array([0.0, 0.0]))   # [-0.6931, -0.6931]
     """
-    return _log_softmax(x, axis=axis)
+    return _special.log_softmax(x, axis)
 
 
 def one_hot(labels, num_classes, *, dtype=np.float32):
@@ -284,57 +249,7 @@ def one_hot(labels, num_classes, *, dtype=np.float32):
 
 
 # ----------------------------------------------------------------------------- exact GELU
-# erf comes from fnad.scipy.special when it is there; otherwise a private erf primitive
-# (W. J. Cody's rational approximations, relative error below 1e-15).
-
-def _erf_impl(x):
-    x = np.asarray(x)
-    out = np.empty_like(x)
-    a = np.abs(x)
-    small = a < 0.5
-    mid = (a >= 0.5) & (a < 4.0)
-    big = ~(small | mid)
-    if small.any():
-        z = x[small]
-        out[small] = z * _poly(_ERF_A, z * z) / _poly(_ERF_B, z * z)
-    if mid.any():
-        z = a[mid]
-        r = np.exp(-z * z) * _poly(_ERF_C, z) / _poly(_ERF_D, z)
-        out[mid] = np.copysign(1 - r, x[mid])
-    if big.any():
-        z = a[big]
-        iz2 = 1 / (z * z)
-        r = iz2 * _poly(_ERF_P, iz2) / _poly(_ERF_Q, iz2)
-        r = np.exp(-z * z) / z * (1 / math.sqrt(math.pi) + r)
-        out[big] = np.copysign(1 - r, x[big])
-    return out
-
-
-def _poly(c, z):
-    r = np.full_like(z, c[0])
-    for ci in c[1:]:
-        r = r * z + ci
-    return r
-
-
-# Coefficients from W. J. Cody, "Rational Chebyshev approximations for the error function"
-# (Math. Comp. 1969), highest degree first.
-_ERF_A = [1.857777061846031526730e-1, 3.161123743870565596947e0, 1.138641541510501556495e2,
-          3.774852376853020208137e2, 3.209377589138469472562e3]
-_ERF_B = [1.0, 2.360129095234412093499e1, 2.440246379344441733056e2,
-          1.282616526077372275645e3, 2.844236833439170622273e3]
-_ERF_C = [2.15311535474403846343e-8, 5.64188496988670089180e-1, 8.88314979438837594118e0,
-          6.61191906371416294775e1, 2.98635138197400131132e2, 8.81952221241769090411e2,
-          1.71204761263407058314e3, 2.05107837782607146532e3, 1.23033935479799725272e3]
-_ERF_D = [1.0, 1.57449261107098347253e1, 1.17693950891312499305e2, 5.37181101862009857509e2,
-          1.62138957456669018874e3, 3.29079923573345962678e3, 4.36261909014324715820e3,
-          3.43936767414372163696e3, 1.23033935480374942043e3]
-_ERF_P = [1.63153871373020978498e-2, 3.05326634961232344035e-1, 3.60344899949804439429e-1,
-          1.25781726111229246204e-1, 1.60837851487422766278e-2, 6.58749161529837803157e-4]
-_ERF_Q = [1.0, 2.56852019228982242072e0, 1.87295284992346725209e0, 5.27905102951428412248e-1,
-          6.05183413124413191178e-2, 2.33520497626869185443e-3]
-_ERF_P = [-c for c in _ERF_P]
-
+# float64 goes through fnad.scipy.special.erf; float32 through one branch-free erfc fit.
 
 # Coefficients of the Chebyshev fit erfc(z) ~ t exp(-z^2 + P(t)), t = 1 / (1 + z / 2)
 # (Numerical Recipes' erfcc; relative error below 1.2e-7 for all z >= 0), lowest degree first.
@@ -388,7 +303,7 @@ def _phi_impl(x):
     run in cache; float64 uses Cody's erf."""
     x = np.asarray(x)
     if x.dtype != np.float32:
-        return 0.5 * (1 + _erf_impl(x * _INV_SQRT2))
+        return 0.5 * (1 + erf(x * _INV_SQRT2))
     return _blocks(x, _phi32_block)
 
 
@@ -426,13 +341,7 @@ def _gelu_d(x):
     return _phi(x) + x * fnp.exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
-_erf_p = primitive(_erf_impl, "erf")
 _gelu_exact = primitive(_gelu_exact_impl, "gelu")
-defvjp(_erf_p, lambda g, ans, x: g * (2 / math.sqrt(math.pi)) * fnp.exp(-x * x))
-defjvp(_erf_p, lambda t, ans, x: t * (2 / math.sqrt(math.pi)) * fnp.exp(-x * x))
 defvjp(_gelu_exact, lambda g, ans, x: g * _gelu_d(x))
 defjvp(_gelu_exact, lambda t, ans, x: t * _gelu_d(x))
 
-
-def _erf(x):
-    return _erf_p(x)

@@ -6,8 +6,7 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad._backend import array_module
-from fnad.extend import getval
+from fnad.extend import array_module, getval
 
 from . import _init
 from ._fused import affine, attention_softmax, contiguous

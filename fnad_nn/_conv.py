@@ -15,8 +15,7 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad._backend import array_module
-from fnad.extend import defjvp, defvjp, primitive
+from fnad.extend import array_module, defjvp, defvjp, primitive
 
 from . import _init
 from ._conv_s1 import conv_s1

@@ -22,8 +22,7 @@ runs a few images at a time, so a chunk's columns stay in cache between the copy
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad._backend import array_module
-from fnad.extend import defjvp, defjvp_linear, defvjp, primitive
+from fnad.extend import array_module, defjvp, defjvp_linear, defvjp, primitive
 
 from ._parallel import parallel_map, scratch
 from ._util import shape_of

@@ -19,10 +19,8 @@ derivatives work as for any composition:
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad._backend import array_module
-from fnad.extend import Tracer, defjvp, defvjp, primitive
+from fnad.extend import Tracer, array_module, defjvp, defvjp, primitive
 
-from ._parallel import parallel_rows
 from ._util import shape_of
 
 __all__ = ["contiguous", "affine", "attention_softmax", "softmax_vjp", "normalize", "ln_rstd",
@@ -58,74 +56,19 @@ defjvp(contiguous, lambda t, ans, x: t)
 
 # ----------------------------------------------------------------------------- affine
 
-def _plain(*arrays):
-    return all(type(a) is np.ndarray for a in arrays)
-
-
-def _mm(a, b, bias=None):
-    """`a @ b (+ bias)` for plain 2-D arrays, rows of the result split over both threads
-    (each half one single-threaded GEMM, its bias added while in cache)."""
-    out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))
-    if bias is not None and np.result_type(out, bias) != out.dtype:
-        return _mm(a, b) + bias
-
-    def run(lo, hi):
-        np.matmul(a[lo:hi], b, out=out[lo:hi])
-        if bias is not None:
-            out[lo:hi] += bias
-
-    parallel_rows(run, len(out), a.nbytes + out.nbytes, blas=True)
-    return out
-
-
-def _mm_tn(a, g):
-    """`a^T @ g` for plain 2-D arrays, columns of the result split over both threads."""
-    out = np.empty((a.shape[1], g.shape[1]), np.result_type(a, g))
-    parallel_rows(lambda lo, hi: np.matmul(a.T, g[:, lo:hi], out=out[:, lo:hi]),
-                  g.shape[1], a.nbytes + g.nbytes, blas=True)
-    return out
-
-
-def _sum_rows(g):
-    """`g.sum(0)` for a plain 2-D array, by column halves (the same sums in the same order)."""
-    out = np.empty(g.shape[1], g.dtype)
-    parallel_rows(lambda lo, hi: np.sum(g[:, lo:hi], axis=0, out=out[lo:hi]),
-                  g.shape[1], g.nbytes)
-    return out
-
-
-def _fast2d(*arrays):
-    return _AFFINE_THREADS and _plain(*arrays) and all(a.ndim == 2 for a in arrays)
-
-
-# Off: slower than OpenBLAS's own threads (a 2048x128 @ 128x512 GEMM 1.07 vs 0.93 ms; the
-# "1.6x faster" once measured was against an OpenBLAS left on 1 thread by a since-fixed race
-# in `_parallel`), and each split call costs 100-200 us of hand-off in the transformer step
-# (32-34 vs 29 ms per step).
-_AFFINE_THREADS = False
-
-
 def _affine_impl(x, w, b):
-    if _fast2d(x, w) and (b is None or _plain(b)):
-        return _mm(x, w, b)
     return _add_into(array_module(x).matmul(x, w), b)
 
 
 def _affine_dx(g, ans, x, w, b):
-    if _fast2d(g, w):
-        return _mm(g, w.T)
     return fnp.matmul(g, fnp.swapaxes(w, -1, -2))
 
 
 def _affine_dw(g, ans, x, w, b):
-    if _fast2d(g, x):
-        return _mm_tn(x, g)
     return fnp.matmul(fnp.swapaxes(x, -1, -2), g)
 
 
 def _affine_db(g, ans, x, w, b):
-    if _fast2d(g) and len(shape_of(b)) == 1:
-        return _sum_rows(g)
     return _sum_lead(g, len(shape_of(b)))
 
 

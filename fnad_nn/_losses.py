@@ -4,8 +4,7 @@ backward is `softmax - target` (and which still differentiate again)."""
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad._backend import array_module
-from fnad.extend import defjvp, defvjp, getval, primitive
+from fnad.extend import array_module, defjvp, defvjp, getval, primitive
 
 from ._activations import _softplus, log_softmax, softmax
 from ._util import shape_of

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import defjvp, defvjp, getval, primitive
+from fnad.extend import getval
 
 from . import _init
 from ._activations import sigmoid
@@ -18,20 +18,9 @@ __all__ = ["init_rnn_cell", "rnn_cell", "init_rnn", "rnn", "init_stacked_rnn", "
            "init_gru", "gru", "init_bridge", "bridge"]
 
 
-# Splitting a sequence into time steps as one node: slicing each step separately would
-# scatter a full-size zero array per step in the backward pass.
-def _unstack_impl(x):
-    return tuple(x[i] for i in range(x.shape[0]))
-
-
-_unstack = primitive(_unstack_impl, "unstack", multiple_results=True)
-defvjp(_unstack, lambda g, ans, x: fnp.stack(list(g)))
-defjvp(_unstack, lambda t, ans, x: _unstack(t))
-
-
 def _time_major_steps(x):
-    """`(..., T, F)` -> T arrays `(..., F)`."""
-    return list(_unstack(fnp.moveaxis(x, -2, 0)))
+    """`(..., T, F)` -> T arrays `(..., F)` (one unstack node: one stack in the backward)."""
+    return list(fnp.unstack(fnp.moveaxis(x, -2, 0)))
 
 
 def _init_cell(key, d_in, d_hidden, gates, bias, dtype):
@@ -444,7 +433,7 @@ def bridge(params, h, *, dec_layers=None):
         dec_layers = n
     elif dec_layers is None:
         raise ValueError("bridge: copy mode needs dec_layers=.")
-    steps = list(_unstack(h))
+    steps = list(fnp.unstack(h))
     out = []
     for j, i in enumerate(_layer_map(enc_layers, dec_layers)):
         s = steps[i]

@@ -156,6 +156,7 @@ from ._reductions import (  # noqa: E402
     all as all,
     count_nonzero as count_nonzero,
 )
+from ._logsumexp import logsumexp as logsumexp  # noqa: E402
 from ._stats import (  # noqa: E402
     var as var,
     std as std,
@@ -275,19 +276,4 @@ def size(a, axis=None):
     return int(_np.prod(s)) if axis is None else s[axis]
 
 
-def __getattr__(name):
-    # logsumexp lives in fnad.scipy.special (which imports this module), so it is looked
-    # up on first use rather than at import time.
-    if name == "logsumexp":
-        from ..scipy import special
-        fun = getattr(special, "logsumexp", None)
-        if fun is not None:
-            globals()["logsumexp"] = fun
-            return fun
-    raise AttributeError(f"module 'fnad.numpy' has no attribute {name!r}")
-
-
 from . import linalg as linalg  # noqa: E402
-from . import _methods  # noqa: E402
-
-_methods.install()

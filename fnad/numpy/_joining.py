@@ -1,13 +1,15 @@
 """Joining and splitting: atleast_*, hstack/vstack/dstack/column_stack, split family.
 
-All are compositions of reshape, concatenate and basic slicing, whose rules give the
-derivatives (of any order).
+All but `unstack` are compositions of reshape, concatenate and basic slicing, whose rules
+give the derivatives (of any order). `unstack` is one primitive with many outputs: slicing
+each part separately would give each its own full-size zero cotangent in the backward pass.
 """
 
 import numpy as np
 
 from .. import numpy as fnp
-from ._util import ndim, shape
+from ..extend import defjvp, defvjp
+from ._util import ndim, shape, wrap
 
 
 def _one_or_tuple(res):
@@ -125,11 +127,27 @@ def dsplit(ary, indices_or_sections):
     return split(ary, indices_or_sections, axis=2)
 
 
+def _unstack_impl(x, axis):
+    lead = (slice(None),) * axis
+    return tuple(x[lead + (i,)] for i in range(x.shape[axis]))
+
+
+_unstack_p = wrap(_unstack_impl, "unstack", multiple_results=True)
+defvjp(_unstack_p, lambda g, ans, x, axis: fnp.stack(list(g), axis=axis))
+defjvp(_unstack_p, lambda t, ans, x, axis: _unstack_p(t, axis))
+
+
 def unstack(x, /, *, axis=0):
-    """Split along `axis` into a tuple of arrays with that axis removed (NumPy 2.1)."""
-    n = shape(x)[axis]
-    axis = axis % ndim(x)
-    return tuple(fnp.getitem(x, (slice(None),) * axis + (i,)) for i in range(n))
+    """Split along `axis` into a tuple of arrays with that axis removed (NumPy 2.1).
+
+    Example:
+      rows = fnp.unstack(x)   # x[0], x[1], ...
+    """
+    nd = ndim(x)
+    if not -nd <= axis < nd:
+        raise ValueError(f"fnad.numpy.unstack: axis {axis} is out of range for an array of "
+                         f"shape {shape(x)}; pass an axis in [-{nd}, {nd}) (x needs one).")
+    return _unstack_p(fnp.asarray(x), axis % nd)
 
 
 def append(arr, values, axis=None):

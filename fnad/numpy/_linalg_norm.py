@@ -11,7 +11,8 @@ from .._tracer import getval
 from ..extend import defjvp, defvjp
 from ._linalg import any_traced, as_array, check_matrix, inv, numpy_only
 from ._linalg_decomp import svdvals
-from ._util import ndim, norm_axes, shape, wrap
+from ._util import expand_reduced as _expand
+from ._util import ndim, shape, wrap
 
 
 def _pnorm_impl(x, p, axis=None, keepdims=False):
@@ -21,13 +22,6 @@ def _pnorm_impl(x, p, axis=None, keepdims=False):
 
 
 _pnorm_p = wrap(_pnorm_impl, "norm")
-
-
-def _expand(ans, x_shape, axis, keepdims):
-    if keepdims:
-        return ans
-    axes = norm_axes(axis, len(x_shape))
-    return fnp.reshape(ans, tuple(1 if i in axes else s for i, s in enumerate(x_shape)))
 
 
 def _pnorm_weight(ans, x, p, axis, keepdims):

@@ -1,4 +1,8 @@
-"""Array methods and operators for tracers, so NumPy-style user code works under tracing."""
+"""Array methods and operators for tracers, so NumPy-style user code works under tracing.
+
+They form the mixin class `ArrayTracerMethods`, which fnad/__init__.py registers on the
+tracer base class with `fnad._tracer.register_array_methods`.
+"""
 
 import numpy as np
 
@@ -56,7 +60,7 @@ def _operator(ufunc, reflected=False):
     def op(s, o):
         args = (o, s) if reflected else (s, o)
         try:
-            if prim.nondiff or isinstance(o, Tracer):  # bind_traced picks the trace
+            if isinstance(o, Tracer):  # bind_traced picks the innermost trace
                 return bind_traced(prim, args, _NO_KWARGS)
             return s._trace.process(prim, args, _NO_KWARGS)
         except Exception as e:  # e.g. NumPy and CuPy arrays mixed: say so clearly
@@ -139,10 +143,19 @@ _METHODS = {
     "all": lambda s, axis=None, keepdims=False: fnp.all(s, axis=axis, keepdims=keepdims),
 }
 
-def install():
-    for name, f in _METHODS.items():
-        setattr(Tracer, name, f)
-    for name, f in _PROPERTIES.items():
-        setattr(Tracer, name, property(f))
-    Tracer.__hash__ = lambda s: id(s)
-    Tracer.__array_ufunc__ = _array_ufunc
+
+def _array_namespace(self, api_version=None):
+    """The array API's namespace protocol: code below fnad.numpy (e.g. fnad.jacrev) finds
+    the differentiable namespace of a traced value here."""
+    return fnp
+
+
+ArrayTracerMethods = type("ArrayTracerMethods", (), {
+    "__doc__": "The array methods, operators and NumPy protocols of every tracer.",
+    "__slots__": (),
+    **_METHODS,
+    **{name: property(f) for name, f in _PROPERTIES.items()},
+    "__hash__": lambda s: id(s),  # __eq__ is elementwise; tracers still hash by identity
+    "__array_ufunc__": _array_ufunc,
+    "__array_namespace__": _array_namespace,
+})

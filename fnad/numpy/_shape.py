@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import defjvp_linear, defvjp
+from ..extend import defjvp_linear, defvjp, defvjp_all
 from ._util import dtype_of, ndim, shape, unbroadcast, wrap
 
 
@@ -105,23 +105,17 @@ defvjp(_astype_p, lambda g, ans, x, dtype: fnp.astype(g, dtype_of(x)))
 defjvp_linear(_astype_p)
 
 
-def _concat_rule(k):
-    def vjp(g, ans, *arrays, axis=0):
-        ax = axis % ndim(ans)
-        start = int(np.sum([shape(a)[ax] for a in arrays[:k]], dtype=np.int64))
-        idx = [slice(None)] * ndim(ans)
-        idx[ax] = slice(start, start + shape(arrays[k])[ax])
-        return g[tuple(idx)]
-    return vjp
-
-
-class _ConcatVJPs(dict):
-    """Concatenate takes any number of arrays: the rule for argument k is made on demand."""
-
-    def get(self, k, default=None):
-        if k not in self:
-            self[k] = _concat_rule(k)
-        return dict.get(self, k)
+def _vjp_concatenate(g, ans, *arrays, axis=0):
+    """Every argument's cotangent in one call: consecutive slices of g."""
+    nd = ndim(ans)
+    idx = [slice(None)] * nd
+    cts, start = [], 0
+    for a in arrays:
+        n = shape(a)[axis % nd]
+        idx[axis % nd] = slice(start, start + n)
+        cts.append(g[tuple(idx)])
+        start += n
+    return tuple(cts)
 
 
 class _ConcatJVPs(dict):
@@ -133,8 +127,8 @@ class _ConcatJVPs(dict):
         return jvp
 
 
-_concatenate_p.primitive.vjps = _ConcatVJPs()
-_concatenate_p.primitive.jvps = _ConcatJVPs()
+defvjp_all(_concatenate_p, _vjp_concatenate)
+_concatenate_p.primitive.jvps = _ConcatJVPs()  # any number of arguments
 
 
 def moveaxis(a, source, destination):

@@ -1,10 +1,17 @@
-"""Helpers shared by the rule tables: wrapping NumPy functions as primitives, unbroadcast."""
+"""Helpers shared by the rule tables: wrapping NumPy functions as primitives; the shape
+helpers (unbroadcast, ...) come from the core, fnad._shapes, as fnad.extend exports them."""
 
 import numpy as np
 
-from .._tracer import PRIMITIVE_OF, Primitive, getval, primitive, register_callable
+from .._shapes import dtype_of as dtype_of
+from .._shapes import ndim as ndim
+from .._shapes import norm_axes as norm_axes
+from .._shapes import shape as shape
+from .._shapes import unbroadcast as unbroadcast
+from .._tracer import PRIMITIVE_OF, Primitive, primitive, register_callable
 
-__all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes"]
+__all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes",
+           "expand_reduced"]
 
 
 def wrap(np_fun, name=None, **kw):
@@ -29,50 +36,10 @@ def wrap_nondiff(np_fun, name=None):
     return wrap(np_fun, name, nondiff=True)
 
 
-def shape(x):
-    """The shape of an array, tracer or Python scalar."""
-    s = getattr(x, "shape", ())
-    return s if type(s) is tuple else tuple(s)
-
-
-def ndim(x):
-    return len(getattr(x, "shape", ()))
-
-
-def dtype_of(x):
-    v = getval(x)
-    return v.dtype if hasattr(v, "dtype") else np.result_type(v)
-
-
-def norm_axes(axis, nd):
-    """`axis` (None, int or tuple; negatives allowed) as a sorted tuple of non-negative ints."""
-    if axis is None:
-        return tuple(range(nd))
-    if isinstance(axis, (tuple, list)):
-        return tuple(sorted(a % nd if nd else a for a in axis))
-    return (axis % nd if nd else axis,)
-
-
-def unbroadcast(g, to_shape):
-    """Sum `g` over the axes along which a value of `to_shape` was broadcast.
-
-    Handles added leading axes and interior size-1 axes in one place, e.g. a (B, 1, C)
-    operand of a (B, T, C) result gets `sum(g, axis=1, keepdims=True)`.
-    """
-    g_shape = shape(g)
-    if g_shape == to_shape:  # the common case, first and cheap
-        return g
-    to_shape = tuple(to_shape)  # a list given by a caller
-    if g_shape == to_shape:
-        return g
-    lead = len(g_shape) - len(to_shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(to_shape) if s == 1 and g_shape[lead + i] != 1)
-    # The array methods (which tracers have too) cost half of fnp.sum/fnp.reshape's wrappers.
-    # With no leading axes, keepdims gives `to_shape` at once.
-    if axes:
-        g = g.sum(axis=axes, keepdims=lead == 0)
-    if shape(g) != to_shape:
-        g = g.reshape(to_shape)
-    return g
-
+def expand_reduced(v, x_shape, axis, keepdims):
+    """`v`, reduced over `axis` of an array of `x_shape`, with those axes put back as size 1
+    (unchanged if it was reduced with keepdims)."""
+    if keepdims:
+        return v
+    axes = norm_axes(axis, len(x_shape))
+    return v.reshape(tuple(1 if i in axes else s for i, s in enumerate(x_shape)))

@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._backend import asarray_like, is_cupy_array
-from .._tracer import Tracer, getval
-from ..extend import defjvp, defvjp
-from ..numpy._util import norm_axes, shape, unbroadcast, wrap
+from .._tracer import Tracer
+from ..extend import defjvp, defvjp, primitive, shape, unbroadcast
+from ..numpy import logsumexp as logsumexp
 from . import _special_math as _m
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -44,13 +44,13 @@ def _def_unary(f, d):
 
 # ----------------------------------------------------------------------------- elementwise
 
-erf = wrap(_kernel("erf", _m.erf), "erf")
-erfc = wrap(_kernel("erfc", _m.erfc), "erfc")
-erfinv = wrap(_kernel("erfinv", _m.erfinv), "erfinv")
-gammaln = wrap(_kernel("gammaln", _m.gammaln), "gammaln")
-digamma = wrap(_kernel("digamma", _m.digamma), "digamma")
+erf = primitive(_kernel("erf", _m.erf), "erf")
+erfc = primitive(_kernel("erfc", _m.erfc), "erfc")
+erfinv = primitive(_kernel("erfinv", _m.erfinv), "erfinv")
+gammaln = primitive(_kernel("gammaln", _m.gammaln), "gammaln")
+digamma = primitive(_kernel("digamma", _m.digamma), "digamma")
 psi = digamma
-polygamma = wrap(_kernel("polygamma", _m.polygamma), "polygamma")
+polygamma = primitive(_kernel("polygamma", _m.polygamma), "polygamma")
 
 
 def _expit_impl(x):
@@ -73,10 +73,10 @@ def _xlog1py_impl(x, y):
         return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log1p(y))
 
 
-expit = wrap(_expit_impl, "expit")
-logit = wrap(_logit_impl, "logit")
-xlogy = wrap(_xlogy_impl, "xlogy")
-xlog1py = wrap(_xlog1py_impl, "xlog1py")
+expit = primitive(_expit_impl, "expit")
+logit = primitive(_logit_impl, "logit")
+xlogy = primitive(_xlogy_impl, "xlogy")
+xlog1py = primitive(_xlog1py_impl, "xlog1py")
 
 _DOCS = {
     erf: "The error function 2/sqrt(pi) int_0^x exp(-t^2) dt, as scipy.special.erf.",
@@ -135,68 +135,49 @@ defvjp(xlog1py, lambda g, ans, x, y: unbroadcast(g * _safe_log(x, y, fnp.log1p),
 defjvp(xlog1py, lambda t, ans, x, y: _bcast(t * _safe_log(x, y, fnp.log1p), ans),
                 lambda t, ans, x, y: _bcast(t * _safe_div(x, 1 + y), ans))
 
-# ----------------------------------------------------------------------------- reductions
+# ----------------------------------------------------------------------------- softmax
+# One pass for the shift, one exp in place, one sum, one division in place. The shift is
+# max(x) where that is finite, else 0 (no inf - inf: a row of -inf gives NaN, as SciPy).
 
 
-def _shift(a, axis):
-    """max(a) over `axis` (kept), with 0 where it is not finite: no inf - inf."""
-    m = np.max(a, axis=axis, keepdims=True)
-    return np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
-
-
-def _squeeze(x, axis):
-    return np.squeeze(x, axis=tuple(norm_axes(axis, x.ndim)))
-
-
-def _lse_impl(a, axis=None, keepdims=False):
-    m = _shift(a, axis)
-    with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else _squeeze(out, axis)[()]
+def _shifted(x, axis):
+    """`x - shift` as a fresh float array we own, and whether every shift was finite (then
+    each sum of exponentials is at least 1: no log(0))."""
+    m = np.max(x, axis=axis, keepdims=True)
+    finite = math.isfinite(m.sum())  # one cheap test; rare rows of infinities shift by 0
+    if not finite:
+        m = np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
+    s = x - m
+    return (s if s.dtype.kind in "fc" else s.astype(np.float64)), finite
 
 
 def _softmax_impl(x, axis=None):
-    e = np.exp(x - _shift(x, axis))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e, _ = _shifted(x, axis)
+    np.exp(e, out=e)
+    e /= np.sum(e, axis=axis, keepdims=True)
+    return e
 
 
 def _log_softmax_impl(x, axis=None):
-    shifted = x - _shift(x, axis)
+    s, finite = _shifted(x, axis)
+    if finite:
+        s -= np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+        return s
     with np.errstate(divide="ignore"):
-        return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+        s -= np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+    return s
 
 
-_lse_p = wrap(_lse_impl, "logsumexp")
-_softmax_p = wrap(_softmax_impl, "softmax")
-_log_softmax_p = wrap(_log_softmax_impl, "log_softmax")
+_softmax_p = primitive(_softmax_impl, "softmax")
+_log_softmax_p = primitive(_log_softmax_impl, "log_softmax")
 
 
-def _keep(v, x_shape, axis, keepdims):
-    """`v` reduced over `axis` of x_shape, with the reduced axes put back as size 1."""
-    if keepdims:
-        return v
-    axes = norm_axes(axis, len(x_shape))
-    return fnp.reshape(v, tuple(1 if i in axes else s for i, s in enumerate(x_shape)))
+def _vjp_softmax(g, ans, x, axis=None):
+    return ans * (g - fnp.sum(g * ans, axis=axis, keepdims=True))
 
 
-def _lse_weight(ans, a, axis, keepdims):
-    """softmax(a) over `axis` (computed from a, not from the rounded ans), and 0 rather
-    than NaN where every entry is -inf."""
-    dead = _keep(getval(ans), shape(a), axis, keepdims) == -np.inf
-    if not dead.any():
-        return _softmax_p(a, axis)
-    w = _softmax_p(fnp.where(dead, fnp.zeros_like(a), a), axis)
-    return fnp.where(dead, fnp.zeros_like(w), w)
-
-
-defvjp(_lse_p, lambda g, ans, a, axis=None, keepdims=False:
-       _keep(g, shape(a), axis, keepdims) * _lse_weight(ans, a, axis, keepdims))
-defjvp(_lse_p, lambda t, ans, a, axis=None, keepdims=False:
-       fnp.sum(t * _lse_weight(ans, a, axis, keepdims), axis=axis, keepdims=keepdims))
-defvjp(_softmax_p, lambda g, ans, x, axis=None:
-       ans * (g - fnp.sum(g * ans, axis=axis, keepdims=True)))
-defjvp(_softmax_p, lambda t, ans, x, axis=None:
-       ans * (t - fnp.sum(t * ans, axis=axis, keepdims=True)))
+defvjp(_softmax_p, _vjp_softmax)
+defjvp(_softmax_p, _vjp_softmax)  # the Jacobian is symmetric
 defvjp(_log_softmax_p, lambda g, ans, x, axis=None:
        g - fnp.exp(ans) * fnp.sum(g, axis=axis, keepdims=True))
 defjvp(_log_softmax_p, lambda t, ans, x, axis=None:
@@ -205,44 +186,6 @@ defjvp(_log_softmax_p, lambda t, ans, x, axis=None:
 
 def _axis_arg(axis):
     return tuple(axis) if isinstance(axis, list) else axis
-
-
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """log(sum(b * exp(a))) over `axis`, computed stably, as `scipy.special.logsumexp`.
-
-    Args:
-      a: array; entries may be -inf (they contribute nothing).
-      axis: None (all axes), an int or a tuple of ints.
-      b: optional scale factors broadcast against `a` (may be negative or 0).
-      keepdims: keep the reduced axes with size 1.
-      return_sign: also return the sign of the sum (then the result is log|sum|); without
-        it a negative sum gives NaN, as SciPy.
-
-    The gradient is softmax(a) (times b), 0 rather than NaN where all entries are -inf.
-
-    Example:
-      fnad.scipy.special.logsumexp(np.array([1e4, 1e4]))   # 1e4 + log(2)
-    """
-    a, axis = _arr(a), _axis_arg(axis)
-    if b is None and not return_sign:
-        return _lse_p(a, axis, keepdims)
-    b = fnp.ones_like(a) if b is None else _arr(b)
-    full = np.broadcast_shapes(shape(a), shape(b))
-    a = a if shape(a) == full else fnp.broadcast_to(a, full)
-    m = _shift(getval(a), axis)  # a constant shift: the result does not depend on it
-    s = fnp.sum(b * fnp.exp(a - m), axis=axis, keepdims=True)
-    sign = np.sign(getval(s))
-    dead = sign == 0  # a zero sum (all of a -inf, or b 0): -inf, with a 0 gradient as above
-    out = fnp.log(fnp.abs(fnp.where(dead, fnp.ones_like(s), s))) + m
-    if dead.any():
-        out = fnp.where(dead, fnp.full_like(out, -np.inf), out)
-    if not return_sign:
-        out = fnp.where(sign < 0, fnp.full_like(out, np.nan), out)
-    if not keepdims:
-        axes = norm_axes(axis, len(full))
-        out = fnp.squeeze(out, axes)
-        sign = np.squeeze(sign, axis=axes)
-    return (out, sign) if return_sign else out
 
 
 def softmax(x, axis=None):

@@ -1,8 +1,10 @@
 """NumPy kernels for special functions (no SciPy at run time), accurate to about 1e-15.
 
-erf/erfc: the everywhere-convergent series erf(x) = 2x/sqrt(pi) e^{-x^2} sum (2x^2)^n/(2n+1)!!
-for |x| < 2 and the even continued fraction of erfc beyond; e^{-x^2} is split so that no
-rounding of x^2 is amplified. erfinv: an initial guess refined by Halley steps on erf/erfc.
+erf/erfc: W. J. Cody's rational approximations (erf near 0, erfc beyond 0.5); for erfc
+e^{-x^2} is split so that no rounding of x^2 is amplified. This is fnad's one erf: fnad_nn's
+exact GELU uses it too (fnad.random has its own float32 one, built from correctly rounded
+operations only, so that its numbers are the same bits on CPU and GPU).
+erfinv: an initial guess refined by Halley steps on erf/erfc.
 gammaln/digamma: the Taylor series of lgamma and digamma about 2 (coefficients zeta(k) - 1),
 reached by exact recurrences, Stirling's series for x >= 10 and reflection for x <= 0.
 polygamma: the Hurwitz zeta function by Euler-Maclaurin summation.
@@ -52,55 +54,70 @@ def _exp_neg_sq(x):
 # ----------------------------------------------------------------------------- erf, erfc
 
 
-def _series_terms(xmax):
-    """Terms of the erf series needed at |x| <= xmax: the tail (a geometric-like sum
-    of positive terms, each below the last) falls under 1e-17 of the sum (which is >= 1)."""
-    z, term, n = 2.0 * xmax * xmax, 1.0, 0
-    while term > 1e-18 or 2 * n + 1 < z:
-        n += 1
-        term *= z / (2 * n + 1)
-    return n + 1
+def _poly(c, z):
+    """Horner's rule, coefficients highest degree first."""
+    r = np.full_like(z, c[0])
+    for ci in c[1:]:
+        r = r * z + ci
+    return r
 
 
-def _erf_series(x):
-    """erf(x) for |x| < 2 (at most 32 terms, fewer for smaller |x|)."""
-    z = 2.0 * x * x
-    term = np.ones_like(x)
-    total = np.ones_like(x)
-    for n in range(1, _series_terms(float(np.abs(x).max())) if x.size else 1):
-        term = term * z / (2 * n + 1)
-        total = total + term
-    return (2.0 / _SQRT_PI) * x * np.exp(-x * x) * total
+# W. J. Cody, "Rational Chebyshev approximations for the error function" (Math. Comp. 1969),
+# highest degree first: erf(x) = x A(x^2)/B(x^2) for |x| < 0.5; erfc(x) = e^{-x^2} C(x)/D(x)
+# on [0.5, 4); erfc(x) = e^{-x^2}/x (1/sqrt(pi) + P(1/x^2)/(x^2 Q(1/x^2))) beyond.
+_ERF_A = [1.857777061846031526730e-1, 3.161123743870565596947e0, 1.138641541510501556495e2,
+          3.774852376853020208137e2, 3.209377589138469472562e3]
+_ERF_B = [1.0, 2.360129095234412093499e1, 2.440246379344441733056e2,
+          1.282616526077372275645e3, 2.844236833439170622273e3]
+_ERF_C = [2.15311535474403846343e-8, 5.64188496988670089180e-1, 8.88314979438837594118e0,
+          6.61191906371416294775e1, 2.98635138197400131132e2, 8.81952221241769090411e2,
+          1.71204761263407058314e3, 2.05107837782607146532e3, 1.23033935479799725272e3]
+_ERF_D = [1.0, 1.57449261107098347253e1, 1.17693950891312499305e2, 5.37181101862009857509e2,
+          1.62138957456669018874e3, 3.29079923573345962678e3, 4.36261909014324715820e3,
+          3.43936767414372163696e3, 1.23033935480374942043e3]
+_ERF_P = [-1.63153871373020978498e-2, -3.05326634961232344035e-1, -3.60344899949804439429e-1,
+          -1.25781726111229246204e-1, -1.60837851487422766278e-2, -6.58749161529837803157e-4]
+_ERF_Q = [1.0, 2.56852019228982242072e0, 1.87295284992346725209e0, 5.27905102951428412248e-1,
+          6.05183413124413191178e-2, 2.33520497626869185443e-3]
 
 
-def _erfc_cf(x):
-    """erfc(x) for x >= 1 by the even continued fraction
-    erfc(x) = 2x e^{-x^2}/sqrt(pi) / (2x^2+1 - 1*2/(2x^2+5 - 3*4/(2x^2+9 - ...)))."""
-    x = np.minimum(x, 30.0)  # erfc(30) underflows to 0
-    depth = 80 if x.size and x.min() < 2 else 40
-    z = 2.0 * x * x
-    k_frac = z + (1 + 4 * depth)
-    for k in range(depth, 0, -1):
-        k_frac = z + (1 + 4 * (k - 1)) - ((2 * k - 1) * (2 * k)) / k_frac
-    return 2.0 * x * _exp_neg_sq(x) / (_SQRT_PI * k_frac)
+def _erf_small(x):
+    """erf(x) for |x| < 0.5."""
+    z2 = x * x
+    return x * _poly(_ERF_A, z2) / _poly(_ERF_B, z2)
+
+
+def _erfc_pos(z, exact_exp):
+    """erfc(z) for z >= 0.5 (or NaN). With `exact_exp`, e^{-z^2} without the error of
+    rounding z*z (erfc's relative accuracy needs it; erf = 1 - erfc does not)."""
+    ex = _exp_neg_sq if exact_exp else (lambda v: np.exp(-v * v))
+    out = np.empty_like(z)
+    mid = z < 4.0
+    _apply(out, mid, lambda v: ex(v) * _poly(_ERF_C, v) / _poly(_ERF_D, v), z)
+    _apply(out, ~mid, lambda v: _erfc_big(np.minimum(v, 30.0), ex), z)  # erfc(30) is 0
+    return out
+
+
+def _erfc_big(v, ex):
+    iz2 = 1.0 / (v * v)
+    return ex(v) / v * (1.0 / _SQRT_PI + iz2 * _poly(_ERF_P, iz2) / _poly(_ERF_Q, iz2))
 
 
 def _erf64(x):
     out = np.empty_like(x)
-    small = np.abs(x) < 2
-    _apply(out, small, _erf_series, x)
-    big = ~small
-    _apply(out, big, lambda v: np.copysign(1.0 - _erfc_cf(np.abs(v)), v), x)
+    a = np.abs(x)
+    small = a < 0.5
+    _apply(out, small, _erf_small, x)
+    _apply(out, ~small, lambda v, a: np.copysign(1.0 - _erfc_pos(a, False), v), x, a)
     return out
 
 
 def _erfc64(x):
     out = np.empty_like(x)
-    mid = (x > -2) & (x < 1)
-    _apply(out, mid, lambda v: 1.0 - _erf_series(v), x)
-    _apply(out, x >= 1, _erfc_cf, x)
-    low = x <= -2
-    _apply(out, low, lambda v: 2.0 - _erfc_cf(-v), x)
+    small = np.abs(x) < 0.5
+    _apply(out, small, lambda v: 1.0 - _erf_small(v), x)
+    _apply(out, x >= 0.5, lambda v: _erfc_pos(v, True), x)
+    _apply(out, x <= -0.5, lambda v: 2.0 - _erfc_pos(-v, True), x)
     _apply(out, np.isnan(x), lambda v: v, x)
     return out
 

@@ -85,3 +85,16 @@ def test_gelu_float32_accuracy():
     assert g.dtype == np.float32
     assert np.max(np.abs(g - t.grad.numpy()) / np.maximum(np.abs(t.grad.numpy()), 1e-2)) < 1e-5
     check_grads(nn.gelu, (randn(3, 4, seed=3),), order=3)
+
+
+def test_activations_are_the_primitives_of_fnad_scipy_special():
+    # one home per op: fnad_nn defines no second sigmoid, softmax, log_softmax or erf
+    import fnad.scipy.special as fsp
+    from fnad.extend import PRIMITIVES
+    names = [p.name for p in PRIMITIVES]
+    assert "sigmoid" not in names
+    assert all(names.count(n) == 1 for n in ("expit", "softmax", "log_softmax", "erf"))
+    x = np.array([[0.5, -1.0, 2.0]])
+    np.testing.assert_array_equal(nn.sigmoid(x), fsp.expit(x))
+    np.testing.assert_array_equal(nn.softmax(x), fsp.softmax(x, axis=-1))
+    np.testing.assert_array_equal(nn.log_softmax(x), fsp.log_softmax(x, axis=-1))

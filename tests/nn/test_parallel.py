@@ -11,7 +11,6 @@ import pytest
 from fnad_nn import _parallel
 from fnad_nn._activations import _relu_impl, _relu_vjp
 from fnad_nn._conv_s1 import _conv_s1_dw_impl, _conv_s1_dx_impl, _conv_s1_impl
-from fnad_nn._fused import _mm, _mm_tn, _sum_rows
 
 GEOM = ((3, 3), (1, 1), (1, 1))
 
@@ -53,14 +52,6 @@ def test_relu_threaded_is_serial():
     for fn in (lambda: _relu_impl(x), lambda: _relu_vjp(g, _relu_impl(x), x)):
         threaded, serial = _both(fn)
         np.testing.assert_array_equal(threaded, serial)
-
-
-def test_affine_helpers_threaded_are_serial():
-    x, w, b, g = _data((2048, 128), (128, 512), (512,), (2048, 512))
-    for fn in (lambda: _mm(x, w, b), lambda: _mm(g, w.T), lambda: _mm_tn(x, g),
-               lambda: _sum_rows(g)):
-        _assert_same(*_both(fn))
-    np.testing.assert_allclose(_mm(x, w, b), x @ w + b, rtol=1e-5, atol=1e-4)
 
 
 def test_parallel_map_keeps_order_and_scratch_is_per_key():

@@ -1,0 +1,93 @@
+"""logsumexp: a primitive reduction, public as fnad.numpy.logsumexp and (the same function)
+fnad.scipy.special.logsumexp. Its rules compute softmax(a) from `a` with fnad.numpy, so
+fnad.numpy needs nothing from the layer above it."""
+
+import numpy as np
+
+from .. import numpy as fnp
+from .._backend import asarray_like
+from .._tracer import Tracer, getval
+from ..extend import defjvp, defvjp
+from ._util import expand_reduced, norm_axes, shape, wrap
+
+__all__ = ["logsumexp"]
+
+
+def shift(a, axis):
+    """max(a) over `axis` (kept), with 0 where it is not finite: no inf - inf."""
+    m = np.max(a, axis=axis, keepdims=True)
+    return np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
+
+
+def _lse_impl(a, axis=None, keepdims=False):
+    m = shift(a, axis)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=norm_axes(axis, out.ndim))[()]
+
+
+_lse_p = wrap(_lse_impl, "logsumexp")
+
+
+def _lse_weight(ans, a, axis, keepdims):
+    """softmax(a) over `axis`, computed from a (not from the rounded ans: exp(a - ans) would
+    lose |ans| ulps), 0 rather than NaN where every entry is -inf. The shift is a constant,
+    on which softmax does not depend, so the weight differentiates like softmax(a)."""
+    dead = expand_reduced(getval(ans), shape(a), axis, keepdims) == -np.inf
+    if dead.any():
+        a = fnp.where(dead, fnp.zeros_like(a), a)
+    e = fnp.exp(a - shift(getval(a), axis))
+    w = e / fnp.sum(e, axis=axis, keepdims=True)
+    return fnp.where(dead, fnp.zeros_like(w), w) if dead.any() else w
+
+
+defvjp(_lse_p, lambda g, ans, a, axis=None, keepdims=False:
+       expand_reduced(g, shape(a), axis, keepdims) * _lse_weight(ans, a, axis, keepdims))
+defjvp(_lse_p, lambda t, ans, a, axis=None, keepdims=False:
+       fnp.sum(t * _lse_weight(ans, a, axis, keepdims), axis=axis, keepdims=keepdims))
+
+
+def _arr(x):
+    return x if isinstance(x, Tracer) else asarray_like(x)
+
+
+def _axis_arg(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) over `axis`, computed stably, as `scipy.special.logsumexp`.
+
+    Args:
+      a: array; entries may be -inf (they contribute nothing).
+      axis: None (all axes), an int or a tuple of ints.
+      b: optional scale factors broadcast against `a` (may be negative or 0).
+      keepdims: keep the reduced axes with size 1.
+      return_sign: also return the sign of the sum (then the result is log|sum|); without
+        it a negative sum gives NaN, as SciPy.
+
+    The gradient is softmax(a) (times b), 0 rather than NaN where all entries are -inf.
+
+    Example:
+      fnad.numpy.logsumexp(np.array([1e4, 1e4]))   # 1e4 + log(2)
+    """
+    a, axis = _arr(a), _axis_arg(axis)
+    if b is None and not return_sign:
+        return _lse_p(a, axis, keepdims)
+    b = fnp.ones_like(a) if b is None else _arr(b)
+    full = np.broadcast_shapes(shape(a), shape(b))
+    a = a if shape(a) == full else fnp.broadcast_to(a, full)
+    m = shift(getval(a), axis)  # a constant shift: the result does not depend on it
+    s = fnp.sum(b * fnp.exp(a - m), axis=axis, keepdims=True)
+    sign = np.sign(getval(s))
+    dead = sign == 0  # a zero sum (all of a -inf, or b 0): -inf, with a 0 gradient as above
+    out = fnp.log(fnp.abs(fnp.where(dead, fnp.ones_like(s), s))) + m
+    if dead.any():
+        out = fnp.where(dead, fnp.full_like(out, -np.inf), out)
+    if not return_sign:
+        out = fnp.where(sign < 0, fnp.full_like(out, np.nan), out)
+    if not keepdims:
+        axes = norm_axes(axis, len(full))
+        out = fnp.squeeze(out, axes)
+        sign = np.squeeze(sign, axis=axes)
+    return (out, sign) if return_sign else out
