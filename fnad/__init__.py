@@ -18,6 +18,7 @@ from ._jacobians import hessian as hessian  # noqa: E402
 from ._jacobians import jacfwd as jacfwd  # noqa: E402
 from ._jacobians import jacrev as jacrev  # noqa: E402
 from . import tree as tree  # noqa: E402
+from . import errors as errors  # noqa: E402
 from . import extend as extend  # noqa: E402
 from . import test_util as test_util  # noqa: E402
 from ._checkpoint import load as load  # noqa: E402

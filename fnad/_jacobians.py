@@ -6,10 +6,24 @@ import functools
 from . import numpy as fnp
 from ._backend import array_module
 from ._tracer import getval
-from ._transforms import _argnums_tuple, jvp, vjp
-from ._tree import tree_flatten, tree_unflatten
+from ._transforms import _argnums_tuple, _as_input, _jvp, _shape_dtype, _spread, _vjp
+from ._tree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["jacrev", "jacfwd", "hessian"]
+
+
+def _dyn_args(args, argnums, fname):
+    """The distinct argnums, the requested ones, and the chosen arguments, Python scalars
+    made arrays (as grad does)."""
+    nums = _argnums_tuple(argnums, len(args), fname)
+    uniq = tuple(dict.fromkeys(nums))
+    primals = tuple(tree_map(lambda x: _as_input(x, fname, "argument leaf"), args[n])
+                    for n in uniq)
+    return uniq, nums, primals
+
+
+def _layout(jac, argnums, uniq, nums):
+    return jac[0] if not isinstance(argnums, (tuple, list)) else _spread(jac, uniq, nums)
 
 
 def _partial(fun, args, nums, kwargs):
@@ -27,11 +41,19 @@ def _basis(leaves, k_leaf, k):
     for i, x in enumerate(leaves):
         v = getval(x)
         xp = array_module(v)
-        z = xp.zeros(v.size, dtype=v.dtype)
+        shape, dtype = _shape_dtype(v)
+        z = xp.zeros(shape, dtype=dtype).reshape(-1)
         if i == k_leaf:
             z[k] = 1
-        out.append(z.reshape(v.shape))
+        out.append(z.reshape(shape))
     return out
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def jacrev(fun, argnums=0, has_aux=False):
@@ -46,24 +68,23 @@ def jacrev(fun, argnums=0, has_aux=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "jacrev")
-        res = vjp(_partial(fun, args, nums, kwargs), *[args[n] for n in nums], has_aux=has_aux)
+        uniq, nums, primals = _dyn_args(args, argnums, "jacrev")
+        res = _vjp(_partial(fun, args, uniq, kwargs), primals, has_aux, name="jacrev")
         out, f_vjp = res[0], res[1]
         out_flat, out_tree = tree_flatten(out)
-        in_flat, in_tree = tree_flatten(tuple(args[n] for n in nums))
+        in_flat, in_tree = tree_flatten(primals)
         per_out = []
         for j, o in enumerate(out_flat):
+            o_shape = _shape_dtype(o)[0]
             rows = [tree_flatten(f_vjp(tree_unflatten(out_tree, _basis(out_flat, j, k))))[0]
-                    for k in range(getval(o).size)]
-            o_shape = tuple(getval(o).shape)
+                    for k in range(_size(o_shape))]
             cols = []
             for i, x in enumerate(in_flat):
                 x_shape = tuple(getval(x).shape)
                 stacked = fnp.stack([r[i] for r in rows]) if rows else fnp.zeros(
                     (0,) + x_shape, getval(x).dtype)
                 cols.append(fnp.reshape(stacked, o_shape + x_shape))
-            jac = tree_unflatten(in_tree, cols)
-            per_out.append(jac[0] if isinstance(argnums, int) else jac)
+            per_out.append(_layout(tree_unflatten(in_tree, cols), argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)
         return (result, res[2]) if has_aux else result
 
@@ -81,41 +102,39 @@ def jacfwd(fun, argnums=0, has_aux=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "jacfwd")
-        primals = tuple(args[n] for n in nums)
+        uniq, nums, primals = _dyn_args(args, argnums, "jacfwd")
         in_flat, in_tree = tree_flatten(primals)
-        f = _partial(fun, args, nums, kwargs)
+        f = _partial(fun, args, uniq, kwargs)
         aux = None
         if has_aux:
             def f(*dyn, _f=f):
                 out, a = _f(*dyn)
                 return out
-            aux = _partial(fun, args, nums, kwargs)(*primals)[1]
+            aux = _partial(fun, args, uniq, kwargs)(*primals)[1]
         cols_per_in = []
         out_flat = out_tree = None
         for i, x in enumerate(in_flat):
             cols = []
             for k in range(getval(x).size):
                 t = tree_unflatten(in_tree, _basis(in_flat, i, k))
-                out, t_out = jvp(f, primals, tuple(t))
+                out, t_out = _jvp(f, primals, tuple(t), "jacfwd")
                 out_flat, out_tree = tree_flatten(out)
                 cols.append(tree_flatten(t_out)[0])
             cols_per_in.append(cols)
         if out_tree is None:  # every input is empty
-            out, _ = jvp(f, primals, primals)
+            out, _ = _jvp(f, primals, primals, "jacfwd")
             out_flat, out_tree = tree_flatten(out)
         per_out = []
         for j, o in enumerate(out_flat):
-            o_shape = tuple(getval(o).shape)
+            o_shape, o_dtype = _shape_dtype(o)
             jac_leaves = []
             for i, x in enumerate(in_flat):
                 x_shape = tuple(getval(x).shape)
                 cols = cols_per_in[i]
                 stacked = fnp.stack([c[j] for c in cols], axis=-1) if cols else fnp.zeros(
-                    o_shape + (0,), getval(o).dtype)
+                    o_shape + (0,), o_dtype)
                 jac_leaves.append(fnp.reshape(stacked, o_shape + x_shape))
-            jac = tree_unflatten(in_tree, jac_leaves)
-            per_out.append(jac[0] if isinstance(argnums, int) else jac)
+            per_out.append(_layout(tree_unflatten(in_tree, jac_leaves), argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)
         return (result, aux) if has_aux else result
 
