@@ -150,16 +150,22 @@ def _fix_ct(g, x):
 
 def _argnums_tuple(argnums, nargs, fname):
     """`argnums` as a tuple of non-negative ints (duplicates kept, as given)."""
+    if type(argnums) is int and 0 <= argnums < nargs:  # the common case
+        return (argnums,)
     nums = (argnums,) if isinstance(argnums, (int, np.integer)) else argnums
-    if not isinstance(nums, (tuple, list)) or not all(
-            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in nums):
-        raise TypeError(f"{fname}: argnums must be an int or a tuple of ints, got {argnums!r} "
-                        f"({type(argnums).__name__}); e.g. argnums=0 or argnums=(0, 1).")
+    if not isinstance(nums, (tuple, list)):
+        nums = (argnums,)
+    out = []
     for a in nums:
+        if not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{fname}: argnums must be an int or a tuple of ints, got "
+                            f"{argnums!r} ({type(argnums).__name__}); e.g. argnums=0 or "
+                            "argnums=(0, 1).")
         if not -nargs <= a < nargs:
             raise ValueError(f"{fname}: argnums={argnums!r} is out of range for a call with "
                              f"{nargs} positional arguments.")
-    return tuple(int(a) % nargs for a in nums)
+        out.append(int(a) % nargs)
+    return tuple(out)
 
 
 def _spread(grads, uniq, nums):
@@ -199,7 +205,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "grad")
-        uniq = tuple(dict.fromkeys(nums))
+        uniq = nums if len(nums) == 1 else tuple(dict.fromkeys(nums))
 
         def partial(*dyn):
             full = list(args)
