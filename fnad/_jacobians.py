@@ -6,24 +6,11 @@ import functools
 from . import numpy as fnp
 from ._backend import array_module
 from ._tracer import getval
-from ._transforms import _argnums_tuple, _as_input, _jvp, _shape_dtype, _spread, _vjp
-from ._tree import tree_flatten, tree_map, tree_unflatten
+from ._transforms import _argnums_tuple, jvp, vjp
+from ._tree import tree_flatten, tree_unflatten
+from ._transforms import _dyn_args, _layout
 
 __all__ = ["jacrev", "jacfwd", "hessian"]
-
-
-def _dyn_args(args, argnums, fname):
-    """The distinct argnums, the requested ones, and the chosen arguments, Python scalars
-    made arrays (as grad does)."""
-    nums = _argnums_tuple(argnums, len(args), fname)
-    uniq = tuple(dict.fromkeys(nums))
-    primals = tuple(tree_map(lambda x: _as_input(x, fname, "argument leaf"), args[n])
-                    for n in uniq)
-    return uniq, nums, primals
-
-
-def _layout(jac, argnums, uniq, nums):
-    return jac[0] if not isinstance(argnums, (tuple, list)) else _spread(jac, uniq, nums)
 
 
 def _partial(fun, args, nums, kwargs):
@@ -41,19 +28,11 @@ def _basis(leaves, k_leaf, k):
     for i, x in enumerate(leaves):
         v = getval(x)
         xp = array_module(v)
-        shape, dtype = _shape_dtype(v)
-        z = xp.zeros(shape, dtype=dtype).reshape(-1)
+        z = xp.zeros(v.size, dtype=v.dtype)
         if i == k_leaf:
             z[k] = 1
-        out.append(z.reshape(shape))
+        out.append(z.reshape(v.shape))
     return out
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def jacrev(fun, argnums=0, has_aux=False):
@@ -68,23 +47,25 @@ def jacrev(fun, argnums=0, has_aux=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        uniq, nums, primals = _dyn_args(args, argnums, "jacrev")
-        res = _vjp(_partial(fun, args, uniq, kwargs), primals, has_aux, name="jacrev")
+        nums = _argnums_tuple(argnums, len(args), "jacrev")
+        uniq, primals = _dyn_args(args, nums, "jacrev")
+        res = vjp(_partial(fun, args, uniq, kwargs), *primals, has_aux=has_aux)
         out, f_vjp = res[0], res[1]
         out_flat, out_tree = tree_flatten(out)
         in_flat, in_tree = tree_flatten(primals)
         per_out = []
         for j, o in enumerate(out_flat):
-            o_shape = _shape_dtype(o)[0]
             rows = [tree_flatten(f_vjp(tree_unflatten(out_tree, _basis(out_flat, j, k))))[0]
-                    for k in range(_size(o_shape))]
+                    for k in range(getval(o).size)]
+            o_shape = tuple(getval(o).shape)
             cols = []
             for i, x in enumerate(in_flat):
                 x_shape = tuple(getval(x).shape)
                 stacked = fnp.stack([r[i] for r in rows]) if rows else fnp.zeros(
                     (0,) + x_shape, getval(x).dtype)
                 cols.append(fnp.reshape(stacked, o_shape + x_shape))
-            per_out.append(_layout(tree_unflatten(in_tree, cols), argnums, uniq, nums))
+            jac = tree_unflatten(in_tree, cols)
+            per_out.append(_layout(jac, argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)
         return (result, res[2]) if has_aux else result
 
@@ -102,7 +83,8 @@ def jacfwd(fun, argnums=0, has_aux=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        uniq, nums, primals = _dyn_args(args, argnums, "jacfwd")
+        nums = _argnums_tuple(argnums, len(args), "jacfwd")
+        uniq, primals = _dyn_args(args, nums, "jacfwd")
         in_flat, in_tree = tree_flatten(primals)
         f = _partial(fun, args, uniq, kwargs)
         aux = None
@@ -117,24 +99,25 @@ def jacfwd(fun, argnums=0, has_aux=False):
             cols = []
             for k in range(getval(x).size):
                 t = tree_unflatten(in_tree, _basis(in_flat, i, k))
-                out, t_out = _jvp(f, primals, tuple(t), "jacfwd")
+                out, t_out = jvp(f, primals, tuple(t))
                 out_flat, out_tree = tree_flatten(out)
                 cols.append(tree_flatten(t_out)[0])
             cols_per_in.append(cols)
         if out_tree is None:  # every input is empty
-            out, _ = _jvp(f, primals, primals, "jacfwd")
+            out, _ = jvp(f, primals, primals)
             out_flat, out_tree = tree_flatten(out)
         per_out = []
         for j, o in enumerate(out_flat):
-            o_shape, o_dtype = _shape_dtype(o)
+            o_shape = tuple(getval(o).shape)
             jac_leaves = []
             for i, x in enumerate(in_flat):
                 x_shape = tuple(getval(x).shape)
                 cols = cols_per_in[i]
                 stacked = fnp.stack([c[j] for c in cols], axis=-1) if cols else fnp.zeros(
-                    o_shape + (0,), o_dtype)
+                    o_shape + (0,), getval(o).dtype)
                 jac_leaves.append(fnp.reshape(stacked, o_shape + x_shape))
-            per_out.append(_layout(tree_unflatten(in_tree, jac_leaves), argnums, uniq, nums))
+            jac = tree_unflatten(in_tree, jac_leaves)
+            per_out.append(_layout(jac, argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)
         return (result, aux) if has_aux else result
 

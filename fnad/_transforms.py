@@ -174,6 +174,19 @@ def _spread(grads, uniq, nums):
     return grads if uniq == nums else tuple(grads[uniq.index(n)] for n in nums)
 
 
+def _dyn_args(args, nums, fname):
+    """The distinct argnums among `nums` and the arguments they choose, Python scalars made
+    arrays (for jacrev/jacfwd, as grad does)."""
+    uniq = nums if len(nums) == 1 else tuple(dict.fromkeys(nums))
+    leaves, tree = tree_flatten(tuple(args[n] for n in uniq))
+    return uniq, tree_unflatten(tree, [_as_input(x, fname, "argument leaf") for x in leaves])
+
+
+def _layout(jac, argnums, uniq, nums):
+    """Per-argument results for the distinct argnums `uniq`, as `argnums` asked for them."""
+    return jac[0] if not isinstance(argnums, (tuple, list)) else _spread(jac, uniq, nums)
+
+
 def _refuse_leaf(flat, in_tree, argnums, i):
     """grad's error for the non-float leaf `i`, naming its argument."""
     k = 0
@@ -231,7 +244,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
                             f"returned dtype {dtype}; {hint}.")
         xp = array_module(getval(out))
         g = f_vjp(xp.ones((), dtype=dtype))
-        g = g[0] if not isinstance(argnums, (tuple, list)) else _spread(g, uniq, nums)
+        g = _layout(g, argnums, uniq, nums)
         return ((out, res[2]), g) if has_aux else (out, g)
 
     return value_and_grad_fun
@@ -278,10 +291,6 @@ def jvp(fun, primals, tangents):
     Example:
       y, y_dot = fnad.jvp(fnp.sin, (x,), (fnp.ones_like(x),))
     """
-    return _jvp(fun, primals, tangents, "jvp")
-
-
-def _jvp(fun, primals, tangents, name):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primals and tangents must be tuples, e.g. jvp(f, (x,), (t,)); got "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
@@ -311,7 +320,7 @@ def _jvp(fun, primals, tangents, name):
     try:
         out = fun(*tree_unflatten(p_tree, boxed))
     finally:
-        finish_trace(trace, name)
+        finish_trace(trace, "jvp")
     out_flat, out_tree = tree_flatten(out)
     prim_out, tan_out = [], []
     for o in out_flat:
