@@ -11,7 +11,7 @@ the trace of the innermost (highest-level) tracer, which records it.
 import itertools
 
 __all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "register_callable",
-           "PRIMITIVE_OF", "UnexpectedTracerError", "finish_trace"]
+           "PRIMITIVE_OF"]
 
 _levels = itertools.count(1)
 
