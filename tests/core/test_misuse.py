@@ -8,7 +8,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad.errors import UnexpectedTracerError
+from fnad import UnexpectedTracerError
 
 # ----------------------------------------------------------------------------- argnums
 
