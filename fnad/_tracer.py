@@ -79,8 +79,8 @@ def finish_trace(trace, transform):
 
 
 def _live_value(x, conversion):
-    t = x._trace
-    if t.escaped_from is not None:
+    t = getattr(x, "_trace", None)
+    if t is not None and t.escaped_from is not None:
         raise t._escaped(f"{conversion}() of a traced value")
     return x.value
 
