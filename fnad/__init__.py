@@ -7,6 +7,7 @@ from ._transforms import jvp as jvp
 from ._transforms import stop_gradient as stop_gradient
 from ._transforms import value_and_grad as value_and_grad
 from ._transforms import vjp as vjp
+from ._tracer import UnexpectedTracerError as UnexpectedTracerError
 from ._tree import register_pytree_node as register_pytree_node
 from ._tree import tree_flatten as tree_flatten
 from ._tree import tree_leaves as tree_leaves

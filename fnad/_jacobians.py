@@ -12,6 +12,7 @@ from ._backend import array_module
 from ._tracer import Tracer, getval
 from ._transforms import _argnums_tuple, jvp, vjp
 from ._tree import tree_flatten, tree_unflatten
+from ._transforms import _dyn_args, _layout
 
 __all__ = ["jacrev", "jacfwd", "hessian"]
 
@@ -61,10 +62,11 @@ def jacrev(fun, argnums=0, has_aux=False):
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
-        res = vjp(_partial(fun, args, nums, kwargs), *[args[n] for n in nums], has_aux=has_aux)
+        uniq, primals = _dyn_args(args, nums, "jacrev")
+        res = vjp(_partial(fun, args, uniq, kwargs), *primals, has_aux=has_aux)
         out, f_vjp = res[0], res[1]
         out_flat, out_tree = tree_flatten(out)
-        in_flat, in_tree = tree_flatten(tuple(args[n] for n in nums))
+        in_flat, in_tree = tree_flatten(primals)
         per_out = []
         for j, o in enumerate(out_flat):
             rows = [tree_flatten(f_vjp(tree_unflatten(out_tree, _basis(out_flat, j, k))))[0]
@@ -75,7 +77,7 @@ def jacrev(fun, argnums=0, has_aux=False):
                 cols.append(_stack([r[i] for r in rows], 0, o_shape + tuple(getval(x).shape),
                                    getval(x).dtype))
             jac = tree_unflatten(in_tree, cols)
-            per_out.append(jac[0] if isinstance(argnums, int) else jac)
+            per_out.append(_layout(jac, argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)
         return (result, res[2]) if has_aux else result
 
@@ -94,15 +96,15 @@ def jacfwd(fun, argnums=0, has_aux=False):
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
-        primals = tuple(args[n] for n in nums)
+        uniq, primals = _dyn_args(args, nums, "jacfwd")
         in_flat, in_tree = tree_flatten(primals)
-        f = _partial(fun, args, nums, kwargs)
+        f = _partial(fun, args, uniq, kwargs)
         aux = None
         if has_aux:
             def f(*dyn, _f=f):
                 out, a = _f(*dyn)
                 return out
-            aux = _partial(fun, args, nums, kwargs)(*primals)[1]
+            aux = _partial(fun, args, uniq, kwargs)(*primals)[1]
         cols_per_in = []
         out_flat = out_tree = None
         for i, x in enumerate(in_flat):
@@ -124,7 +126,7 @@ def jacfwd(fun, argnums=0, has_aux=False):
                 jac_leaves.append(_stack([c[j] for c in cols_per_in[i]], -1,
                                          o_shape + tuple(getval(x).shape), getval(o).dtype))
             jac = tree_unflatten(in_tree, jac_leaves)
-            per_out.append(jac[0] if isinstance(argnums, int) else jac)
+            per_out.append(_layout(jac, argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)
         return (result, aux) if has_aux else result
 

@@ -22,10 +22,15 @@ def new_level():
     return next(_levels)
 
 
+class UnexpectedTracerError(Exception):
+    """A traced value was used after the transform that made it had returned."""
+
+
 class Trace:
     """A trace at one level; subclasses implement `process`."""
 
     __slots__ = ("level",)
+    escaped_from = None  # set (by `finish_trace`) to the transform's name once it returns
 
     def __init__(self):
         self.level = new_level()
@@ -34,6 +39,53 @@ class Trace:
         """Handle one call of `prim` with tracers of this trace among `args`: every primitive,
         the non-differentiable ones (`prim.nondiff`) included, comes here."""
         raise NotImplementedError
+
+
+class _Finished:
+    """Mixed into the class of a finished trace: any further use of its tracers raises."""
+
+    __slots__ = ()
+
+    def _escaped(self, where):
+        return UnexpectedTracerError(
+            f"{where}: a traced value created inside {self.escaped_from} was used after "
+            f"{self.escaped_from} returned (it escaped, e.g. stored in a global, a list or a "
+            "closure), where it has no meaning. Return it from the transformed function "
+            "instead (has_aux=True for extra outputs), or store a plain value "
+            "(fnad.stop_gradient(x)) rather than the tracer."
+        )
+
+    def process(self, prim, args, kwargs):
+        raise self._escaped(f"primitive '{prim.name}'")
+
+    def record(self, prim, *args):
+        raise self._escaped(prim.name)
+
+    def new_input(self, value):
+        raise self._escaped("new_input")
+
+
+_FINISHED = {}  # (trace class, transform name) -> its finished class
+
+
+def finish_trace(trace, transform):
+    """Mark `trace` finished when `transform` returns: its tracers then raise
+    `UnexpectedTracerError` when used in a primitive or converted to a Python value. The class
+    swap costs nothing on the hot path (live traces are untouched)."""
+    cls = type(trace)
+    dead = _FINISHED.get((cls, transform))
+    if dead is None:
+        dead = _FINISHED[(cls, transform)] = type(
+            f"Finished{cls.__name__}", (_Finished, cls),
+            {"__slots__": (), "escaped_from": transform})
+    trace.__class__ = dead
+
+
+def _live_value(x, conversion):
+    t = getattr(x, "_trace", None)
+    if t is not None and t.escaped_from is not None:
+        raise t._escaped(f"{conversion}() of a traced value")
+    return x.value
 
 
 class Tracer:
@@ -69,16 +121,16 @@ class Tracer:
         return self.value.size
 
     def __bool__(self):
-        return bool(self.value)
+        return bool(_live_value(self, "bool"))
 
     def __float__(self):
-        return float(self.value)
+        return float(_live_value(self, "float"))
 
     def __int__(self):
-        return int(self.value)
+        return int(_live_value(self, "int"))
 
     def __index__(self):
-        return self.value.__index__()
+        return _live_value(self, "index").__index__()
 
     def __len__(self):
         return len(self.value)

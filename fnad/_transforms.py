@@ -7,7 +7,7 @@ import numpy as np
 from ._autodiff import (CustomNode, JVPTrace, JVPTracer, RevTrace, RevTracer, backward,
                         tracers_of, zeros_like_value)
 from ._backend import array_module, is_array
-from ._tracer import Tracer, getval, primitive
+from ._tracer import Tracer, finish_trace, getval, primitive
 from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["vjp", "grad", "value_and_grad", "jvp", "custom_vjp", "checkpoint",
@@ -24,8 +24,10 @@ def _as_input(x, fname, what, i=None):
                     "Python scalar or a pytree of them; convert it with fnad.numpy.asarray.")
 
 
-def _is_float(x):
-    return getval(x).dtype.kind in "fc"
+def _is_value(x):
+    """An array, a tracer or a Python number (what transforms can take as an input)."""
+    return (type(x) is np.ndarray or isinstance(x, (Tracer, bool, int, float, complex))
+            or is_array(x))
 
 
 def _unbox_own(x, trace):
@@ -60,10 +62,11 @@ def vjp(fun, *primals, has_aux=False):
     return _vjp(fun, primals, has_aux)
 
 
-def _vjp(fun, primals, has_aux, argnums=None, once=False):
+def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp"):
     """vjp; with `argnums` (the argument number of each primal) it is grad's and refuses
     non-float inputs, naming the argument. With `once`, the returned function may be called
-    only once: its backward pass frees the forward values as it goes."""
+    only once: its backward pass frees the forward values as it goes. `name` is the
+    transform that tracers escaping `fun` are said to come from."""
     flat, in_tree = tree_flatten(primals)
     trace = RevTrace()
     boxed = []
@@ -74,7 +77,10 @@ def _vjp(fun, primals, has_aux, argnums=None, once=False):
         elif argnums is not None:
             _refuse_leaf(flat, in_tree, argnums, i)
         boxed.append(x)
-    out = fun(*tree_unflatten(in_tree, boxed))
+    try:
+        out = fun(*tree_unflatten(in_tree, boxed))
+    finally:
+        finish_trace(trace, name)
     aux = None
     if has_aux:
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
@@ -143,12 +149,42 @@ def _fix_ct(g, x):
 
 
 def _argnums_tuple(argnums, nargs, fname):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    """`argnums` as a tuple of non-negative ints (duplicates kept, as given)."""
+    if type(argnums) is int and 0 <= argnums < nargs:  # the common case
+        return (argnums,)
+    nums = (argnums,) if isinstance(argnums, (int, np.integer)) else argnums
+    if not isinstance(nums, (tuple, list)):
+        nums = (argnums,)
+    out = []
     for a in nums:
-        if not isinstance(a, int) or not -nargs <= a < nargs:
+        if not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{fname}: argnums must be an int or a tuple of ints, got "
+                            f"{argnums!r} ({type(argnums).__name__}); e.g. argnums=0 or "
+                            "argnums=(0, 1).")
+        if not -nargs <= a < nargs:
             raise ValueError(f"{fname}: argnums={argnums!r} is out of range for a call with "
                              f"{nargs} positional arguments.")
-    return tuple(a % nargs for a in nums)
+        out.append(int(a) % nargs)
+    return tuple(out)
+
+
+def _spread(grads, uniq, nums):
+    """Per-argument results `grads` for the distinct argnums `uniq`, laid out for `nums`
+    (JAX: a repeated argnum gets the whole derivative for that argument each time)."""
+    return grads if uniq == nums else tuple(grads[uniq.index(n)] for n in nums)
+
+
+def _dyn_args(args, nums, fname):
+    """The distinct argnums among `nums` and the arguments they choose, Python scalars made
+    arrays (for jacrev/jacfwd, as grad does)."""
+    uniq = nums if len(nums) == 1 else tuple(dict.fromkeys(nums))
+    leaves, tree = tree_flatten(tuple(args[n] for n in uniq))
+    return uniq, tree_unflatten(tree, [_as_input(x, fname, "argument leaf") for x in leaves])
+
+
+def _layout(jac, argnums, uniq, nums):
+    """Per-argument results for the distinct argnums `uniq`, as `argnums` asked for them."""
+    return jac[0] if not isinstance(argnums, (tuple, list)) else _spread(jac, uniq, nums)
 
 
 def _refuse_leaf(flat, in_tree, argnums, i):
@@ -182,14 +218,16 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "grad")
+        uniq = nums if len(nums) == 1 else tuple(dict.fromkeys(nums))
 
         def partial(*dyn):
             full = list(args)
-            for n, d in zip(nums, dyn):
+            for n, d in zip(uniq, dyn):
                 full[n] = d
             return fun(*full, **kwargs)
 
-        res = _vjp(partial, tuple(args[n] for n in nums), has_aux, nums, once=True)
+        res = _vjp(partial, tuple(args[n] for n in uniq), has_aux, uniq, once=True,
+                   name="grad")
         out, f_vjp = res[0], res[1]
         if not (isinstance(out, (Tracer, float)) or is_array(out)):
             shape = None
@@ -199,20 +237,26 @@ def value_and_grad(fun, argnums=0, has_aux=False):
             raise TypeError(f"grad requires {name} to return a scalar, but it returned "
                             f"{_describe(out)}; use fnad.jacrev or fnad.vjp for non-scalar "
                             "outputs.")
-        if np.dtype(dtype).kind not in "fc":
-            raise TypeError(f"grad requires {name} to return a float scalar, but it returned "
-                            f"dtype {dtype}; cast the output to a float dtype.")
+        if np.dtype(dtype).kind != "f":
+            hint = ("take fnp.real or fnp.abs of it, or use fnad.vjp with a complex cotangent"
+                    if np.dtype(dtype).kind == "c" else "cast the output to a float dtype")
+            raise TypeError(f"grad requires {name} to return a real float scalar, but it "
+                            f"returned dtype {dtype}; {hint}.")
         xp = array_module(getval(out))
         g = f_vjp(xp.ones((), dtype=dtype))
-        g = g[0] if isinstance(argnums, int) else g
+        g = _layout(g, argnums, uniq, nums)
         return ((out, res[2]), g) if has_aux else (out, g)
 
     return value_and_grad_fun
 
 
 def _describe(x):
+    if x is None:
+        return "None"
     if isinstance(x, (tuple, list, dict)):
         return f"a {type(x).__name__} (a pytree)"
+    if not (isinstance(x, (Tracer, bool, int, float, complex)) or is_array(x)):
+        return f"a {type(x).__name__} ({x!r:.40})"
     shape, dtype = _shape_dtype(x)
     return f"an array of shape {shape} and dtype {dtype}"
 
@@ -260,11 +304,23 @@ def jvp(fun, primals, tangents):
     for i, (p, t) in enumerate(zip(p_flat, t_flat)):
         p = _as_input(p, "jvp", "primal leaf", i)
         t = _as_input(t, "jvp", "tangent leaf", i)
-        if _shape_dtype(p)[0] != _shape_dtype(t)[0]:
-            raise ValueError(f"jvp: primal {i} has shape {_shape_dtype(p)[0]} but its tangent has "
-                             f"shape {_shape_dtype(t)[0]}.")
-        boxed.append(JVPTracer(p, t, trace) if _is_float(p) else p)
-    out = fun(*tree_unflatten(p_tree, boxed))
+        (p_shape, p_dtype), (t_shape, t_dtype) = _shape_dtype(p), _shape_dtype(t)
+        if p_shape != t_shape:
+            raise ValueError(f"jvp: primal {i} has shape {p_shape} but its tangent has "
+                             f"shape {t_shape}.")
+        if p_dtype.kind in "fc":
+            if t_dtype != p_dtype:
+                if not isinstance(t_flat[i], (int, float)) or t_dtype.kind not in "iuf":
+                    raise TypeError(f"jvp: primal {i} has dtype {p_dtype} but its tangent has "
+                                    f"dtype {t_dtype}; tangents must have their primal's dtype "
+                                    f"(cast with .astype({p_dtype})).")
+                t = t.astype(p_dtype)  # a Python scalar tangent takes the primal's dtype
+            p = JVPTracer(p, t, trace)
+        boxed.append(p)
+    try:
+        out = fun(*tree_unflatten(p_tree, boxed))
+    finally:
+        finish_trace(trace, "jvp")
     out_flat, out_tree = tree_flatten(out)
     prim_out, tan_out = [], []
     for o in out_flat:
@@ -299,8 +355,13 @@ class custom_vjp:
       def f_bwd(cos_x, g): return (g * cos_x,)
       f.defvjp(f_fwd, f_bwd)
 
-    `bwd(residuals, g)` returns a tuple with one cotangent per positional argument
-    (None for zero). Under forward mode, `fun` itself is differentiated.
+    `fwd(*args)` returns `(out, residuals)`; `bwd(residuals, g)` returns a tuple with one
+    cotangent per positional argument (None for zero), each shaped like its argument. With
+    `nondiff_argnums` (JAX semantics), those arguments (Python values such as a function or
+    a flag, not arrays to differentiate) get no cotangent: `fwd` still receives every
+    argument, and `bwd(*nondiff_args, residuals, g)` returns cotangents for the others only.
+    Forward mode (jvp, jacfwd, hessian) raises, as in JAX: use fnad.jacrev, or write the
+    function without custom_vjp.
     """
 
     def __init__(self, fun, nondiff_argnums=()):
@@ -308,35 +369,77 @@ class custom_vjp:
         self.fun = fun
         self.fwd = None
         self.bwd = None
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        nums = (nondiff_argnums,) if isinstance(nondiff_argnums, int) else nondiff_argnums
+        self.nondiff_argnums = tuple(sorted(set(nums)))
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
         return self
 
     def __call__(self, *args):
+        name = self.__name__
         if self.fwd is None:
-            raise TypeError(f"custom_vjp function {self.__name__} has no rule yet; call "
-                            f"{self.__name__}.defvjp(fwd, bwd) before using it.")
-        flat, in_tree = tree_flatten(args)
-        top = tracers_of(flat)
-        if not isinstance(top, RevTrace):
-            return self.fun(*args)
+            raise TypeError(f"custom_vjp function {name} has no rule yet; call "
+                            f"{name}.defvjp(fwd, bwd) before using it.")
         nargs = len(args)
-        fwd, bwd, name = self.fwd, self.bwd, self.__name__
+        nondiff = self.nondiff_argnums
+        if nondiff and nondiff[-1] >= nargs:
+            raise ValueError(f"custom_vjp {name}: nondiff_argnums={nondiff} but it was "
+                             f"called with {nargs} positional arguments.")
+        diff = [i for i in range(nargs) if i not in nondiff]
+        flat, in_tree = tree_flatten(tuple(args[i] for i in diff))
+        if nondiff:
+            _refuse_traced_nondiff(name, args, nondiff)
+        top = tracers_of(flat)
+        if top is None:
+            return self.fun(*args)
+        _refuse_forward_mode(name, flat)
+        fwd, bwd = self.fwd, self.bwd
+        fixed = [args[i] for i in nondiff]
 
         def run_fwd(vals_tree):
-            out, res = fwd(*vals_tree)
+            full = list(args)
+            for i, v in zip(diff, vals_tree):
+                full[i] = v
+            out, res = fwd(*full)
             return out, res
 
         def to_cts(res, out_tree, g):
-            cts = bwd(res, tree_unflatten(out_tree, list(g)))
-            if not isinstance(cts, (tuple, list)) or len(cts) != nargs:
+            cts = bwd(*fixed, res, tree_unflatten(out_tree, list(g)))
+            if not isinstance(cts, (tuple, list)) or len(cts) != len(diff):
+                what = "argument" if not nondiff else "argument not in nondiff_argnums"
                 raise TypeError(f"custom_vjp {name}: bwd must return a tuple with one cotangent "
-                                f"per argument ({nargs}), got {type(cts).__name__}.")
+                                f"per {what} ({len(diff)}), got {_describe_cts(cts)}.")
             return cts
 
         return _record_custom(top, flat, in_tree, run_fwd, to_cts, name)
+
+
+def _describe_cts(cts):
+    if isinstance(cts, (tuple, list)):
+        return f"a {type(cts).__name__} of {len(cts)}"
+    return _describe(cts)
+
+
+def _refuse_traced_nondiff(name, args, nondiff):
+    for i in nondiff:
+        if any(isinstance(x, Tracer) for x in tree_flatten(args[i])[0]):
+            raise TypeError(f"custom_vjp {name}: argument {i} is in nondiff_argnums but holds a "
+                            "traced value; nondiff_argnums are for Python values (functions, "
+                            "flags, sizes). Pass arrays as ordinary arguments (bwd may return "
+                            "None for them).")
+
+
+def _refuse_forward_mode(name, flat):
+    """custom_vjp defines only a VJP: forward mode at any level is refused, as in JAX."""
+    for x in flat:
+        while isinstance(x, Tracer):
+            if isinstance(x, JVPTracer):
+                raise TypeError(f"can't apply forward-mode autodiff (jvp, jacfwd, hessian) to "
+                                f"the custom_vjp function {name}: it defines only a VJP. Use "
+                                "reverse mode (grad, vjp, jacrev; jacrev(jacrev(f)) for a "
+                                "Hessian), or call a version of the function without custom_vjp.")
+            x = x.value
 
 
 def _record_custom(trace, flat, in_tree, run_fwd, to_cts, name):
@@ -348,25 +451,40 @@ def _record_custom(trace, flat, in_tree, run_fwd, to_cts, name):
     out_flat, out_tree = tree_flatten(out)
 
     def vjp_all(g):
-        cts = to_cts(res, out_tree, g)
-        ct_flat = _flatten_cts(cts, in_tree, vals)
-        return ct_flat
+        return _flatten_cts(to_cts(res, out_tree, g), in_tree, vals, name)
 
     node = CustomNode(name, vjp_all)
     outs = trace.record(node, tuple(out_flat), vals, {}, parents)
     return tree_unflatten(out_tree, list(outs))
 
 
-def _flatten_cts(cts, in_tree, vals):
+def _flatten_cts(cts, in_tree, vals, name):
+    """The cotangents `cts` (one pytree or None per argument) as a list of leaves, checked
+    against the inputs' structure and shapes."""
     ct_flat, _ = tree_flatten(tuple(cts), is_leaf=lambda c: c is None)
     if len(ct_flat) != len(vals):  # a None standing for a whole subtree
         ct_flat = []
-        for arg_ct, arg_def in zip(cts, in_tree.children):
+        for k, (arg_ct, arg_def) in enumerate(zip(cts, in_tree.children)):
             if arg_ct is None:
                 ct_flat.extend([None] * arg_def.num_leaves)
-            else:
-                ct_flat.extend(tree_flatten(arg_ct)[0])
-    return [zeros_like_value(v) if c is None else c for c, v in zip(ct_flat, vals)]
+                continue
+            leaves, ct_def = tree_flatten(arg_ct, is_leaf=lambda c: c is None)
+            if len(leaves) != arg_def.num_leaves:
+                raise ValueError(f"custom_vjp {name}: bwd's cotangent {k} has structure "
+                                 f"{ct_def} but the argument has structure {arg_def}.")
+            ct_flat.extend(leaves)
+    out = []
+    for i, (c, v) in enumerate(zip(ct_flat, vals)):
+        if c is None:
+            out.append(zeros_like_value(v))
+            continue
+        c_shape, v_shape = _shape_dtype(c)[0], _shape_dtype(v)[0]
+        if c_shape != v_shape:
+            raise ValueError(f"custom_vjp {name}: bwd returned a cotangent of shape {c_shape} "
+                             f"for input leaf {i} of shape {v_shape}; each cotangent must have "
+                             "its input's shape (broadcastable is not enough).")
+        out.append(c)
+    return out
 
 
 def checkpoint(fun):
@@ -379,21 +497,40 @@ def checkpoint(fun):
       block = fnad.checkpoint(transformer_block)
     """
 
+    name = f"checkpoint({getattr(fun, '__name__', 'function')})"
+
+    def call(args, kwargs):
+        return fun(*args, **kwargs)
+
     @functools.wraps(fun)
-    def checkpointed(*args):
-        flat, in_tree = tree_flatten(args)
+    def checkpointed(*args, **kwargs):
+        flat, in_tree = tree_flatten((args, kwargs))  # keyword arguments are traced too
         top = tracers_of(flat)
         if not isinstance(top, RevTrace):
-            return fun(*args)
+            return fun(*args, **kwargs)
 
         def run_fwd(vals_tree):
-            return fun(*vals_tree), vals_tree
+            return call(*vals_tree), vals_tree
 
         def to_cts(vals_tree, out_tree, g):
-            _, f_vjp = vjp(fun, *vals_tree)
-            return f_vjp(tree_unflatten(out_tree, list(g)))
+            # rerun `fun` under vjp; leaves that are not arrays (strings, flags given as
+            # keyword arguments) stay fixed and get no cotangent
+            leaves, tree = tree_flatten(vals_tree)
+            keep = [i for i, v in enumerate(leaves) if _is_value(v)]
 
-        return _record_custom(top, flat, in_tree, run_fwd, to_cts, f"checkpoint({fun.__name__})")
+            def f(*dyn):
+                full = list(leaves)
+                for i, d in zip(keep, dyn):
+                    full[i] = d
+                return call(*tree_unflatten(tree, full))
+
+            _, f_vjp = _vjp(f, tuple(leaves[i] for i in keep), False, name=name)
+            cts = [None] * len(leaves)
+            for i, c in zip(keep, f_vjp(tree_unflatten(out_tree, list(g)))):
+                cts[i] = c
+            return tree_unflatten(tree, cts)
+
+        return _record_custom(top, flat, in_tree, run_fwd, to_cts, name)
 
     return checkpointed
 

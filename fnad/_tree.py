@@ -96,8 +96,17 @@ class PyTreeDef:
         self.num_leaves = num_leaves
 
     def __eq__(self, other):
-        return (isinstance(other, PyTreeDef) and self.node_type is other.node_type
-                and _aux_eq(self.aux, other.aux) and self.children == other.children)
+        pairs = [(self, other)]  # a loop, not recursion: any depth
+        while pairs:
+            a, b = pairs.pop()
+            if a is b:
+                continue
+            if not (isinstance(b, PyTreeDef) and a.node_type is b.node_type
+                    and a.num_leaves == b.num_leaves and len(a.children) == len(b.children)
+                    and _aux_eq(a.aux, b.aux)):
+                return False
+            pairs.extend(zip(a.children, b.children))
+        return True
 
     def __hash__(self):
         return hash((self.node_type, len(self.children)))
@@ -105,10 +114,12 @@ class PyTreeDef:
     def __repr__(self):
         return f"PyTreeDef({self._show()})"
 
-    def _show(self):
+    def _show(self, depth=0):
         if self.node_type is None:
             return "*"
-        inner = [c._show() for c in self.children]
+        if depth > _SHOW_DEPTH:
+            return "..."
+        inner = [c._show(depth + 1) for c in self.children]
         t = self.node_type
         if t is tuple:
             return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
@@ -132,13 +143,17 @@ def _aux_eq(a, b):
 
 
 _LEAF = PyTreeDef(None, None, ())
+_SHOW_DEPTH = 50  # deeper structure prints as "..."
+# Flatten and unflatten recurse (fastest for the usual shallow trees) down to this depth,
+# then go on with an explicit stack, so that any depth works without RecursionError.
+_RECURSION_DEPTH = 100
 
 
 def treedef_is_leaf(treedef):
     return treedef.node_type is None
 
 
-def _flatten(x, is_leaf, leaves):
+def _flatten(x, is_leaf, leaves, depth=0):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF
@@ -161,9 +176,49 @@ def _flatten(x, is_leaf, leaves):
         if is_leaf is None and _handlers.get(type(c), False) is None:  # a known leaf type
             leaves.append(c)
             kids.append(_LEAF)
+        elif depth < _RECURSION_DEPTH:
+            kids.append(_flatten(c, is_leaf, leaves, depth + 1))
         else:
-            kids.append(_flatten(c, is_leaf, leaves))
+            kids.append(_flatten_deep(c, is_leaf, leaves))
     return PyTreeDef(t, aux, tuple(kids), len(leaves) - start)
+
+
+def _open_node(x, is_leaf, leaves):
+    """`_LEAF` (after appending `x` to `leaves`) or a frame [type, aux, children iterator,
+    child treedefs, leaf count at the start] for `_flatten_deep`."""
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return _LEAF
+    h = _node_handler(x)
+    if h is None:
+        leaves.append(x)
+        return _LEAF
+    children, aux = h[0](x)
+    return [type(x), aux, iter(children), [], len(leaves)]
+
+
+def _flatten_deep(x, is_leaf, leaves):
+    """`_flatten` with an explicit stack instead of recursion."""
+    frame = _open_node(x, is_leaf, leaves)
+    if frame is _LEAF:
+        return _LEAF
+    stack = [frame]
+    while True:
+        frame = stack[-1]
+        for c in frame[2]:
+            child = _open_node(c, is_leaf, leaves)
+            if child is _LEAF:
+                frame[3].append(_LEAF)
+            else:
+                stack.append(child)
+                break
+        else:
+            stack.pop()
+            t, aux, _, kids, start = frame
+            td = PyTreeDef(t, aux, tuple(kids), len(leaves) - start)
+            if not stack:
+                return td
+            stack[-1][3].append(td)
 
 
 def tree_flatten(tree, is_leaf=None):
@@ -177,11 +232,38 @@ def tree_flatten(tree, is_leaf=None):
     return leaves, treedef
 
 
-def _unflatten(treedef, it):
+def _unflatten(treedef, it, depth=0):
     t = treedef.node_type
     if t is None:
         return next(it)
-    children = [next(it) if c.node_type is None else _unflatten(c, it) for c in treedef.children]
+    if depth >= _RECURSION_DEPTH:
+        return _unflatten_deep(treedef, it)
+    children = [next(it) if c.node_type is None else _unflatten(c, it, depth + 1)
+                for c in treedef.children]
+    return _build(treedef, children)
+
+
+def _unflatten_deep(treedef, it):
+    """`_unflatten` with an explicit stack instead of recursion."""
+    stack = [(treedef, iter(treedef.children), [])]
+    while True:
+        td, kids, built = stack[-1]
+        for c in kids:
+            if c.node_type is None:
+                built.append(next(it))
+            else:
+                stack.append((c, iter(c.children), []))
+                break
+        else:
+            stack.pop()
+            node = _build(td, built)
+            if not stack:
+                return node
+            stack[-1][2].append(node)
+
+
+def _build(treedef, children):
+    t = treedef.node_type
     if t is list:
         return children
     if t is tuple:
