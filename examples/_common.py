@@ -85,7 +85,8 @@ def write_result(args, argv, name, metric, value, *, goal=None, start, **extra):
               # CPU seconds of all this process's threads, and the 1-minute load average at
               # the end: the wall time of a run on a shared machine needs both to be read
               "cpu_time_s": round(time.process_time(), 1),
-              "load_average": round(os.getloadavg()[0], 1), "machine": machine(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
+              "load_average": round(os.getloadavg()[0], 1), "machine": machine(),
+              "date": time.strftime("%Y-%m-%d", time.gmtime()),
               "seed": args.seed, **extra}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(args.out.suffix + ".tmp")
