@@ -1,4 +1,5 @@
-"""The learning curve of one MLP run on Fashion-MNIST (the mnist_mlp.py model and flags):
+"""The learning curve of one MLP run on Fashion-MNIST (the mnist_mlp.py model and flags,
+10 epochs by default):
 train loss and test accuracy after every epoch, written to docs/mnist_curve.csv and
 docs/mnist_curve.png (the plot is skipped, with a message, if matplotlib is absent). The
 figure in the README results table is this run's last point.
@@ -56,7 +57,7 @@ def main(argv=None):
                                    help="the CSV to write; the PNG goes next to it "
                                         "(default docs/mnist_curve.csv)")
     args, start, history, n_params, metric, goal = mnist_mlp.run("mnist_curve", argv, __doc__,
-                                                                 add_args=add)
+                                                                 epochs=10, add_args=add)
     write_csv(args.csv, history)
     png = args.csv.with_suffix(".png")
     plotted = plot(png, history, f"{metric}, one run")

@@ -17,11 +17,11 @@ import _mnist
 GOAL = 0.895
 
 
-def run(name, argv, doc, *, add_args=None):
+def run(name, argv, doc, *, epochs=20, add_args=None):
     """Parse the MLP flags (shared with mnist_curve.py, which adds its own with
     `add_args(parser)`), train, print the final figure."""
     p = parser(name, doc)
-    _mnist.add_args(p, epochs=20, lr=1e-3, batch_size=128, dropout=0.2)
+    _mnist.add_args(p, epochs=epochs, lr=1e-3, batch_size=128, dropout=0.2)
     if add_args is not None:
         add_args(p)
     args = p.parse_args(argv)
