@@ -143,6 +143,6 @@ def train(args, model_name, *, on_epoch=None):
                         "cpu_seconds": round(time.process_time() - cpu0, 1)})
         print(f"epoch {epoch}: train loss {history[-1]['train_loss']:.4f}, test accuracy "
               f"{acc:.4f} ({history[-1]['seconds']:.0f} s)")
-        if on_epoch is not None:
-            on_epoch(history)
+        if on_epoch is not None and epoch < epochs:
+            on_epoch(history, n_params)
     return params, history, n_params
