@@ -6,13 +6,19 @@ figure in the README results table is this run's last point.
 
     python examples/mnist_curve.py
     python examples/mnist_curve.py --steps 20 --csv /tmp/curve.csv    # smoke run
+    python examples/mnist_curve.py --from-result docs/results/mnist_mlp.json
+
+With --from-result the curve is drawn from the per-epoch history that a finished
+mnist_mlp.py (or mnist_cnn.py) run recorded, without training again.
 """
 
 import csv
+import json
 import sys
+import time
 from pathlib import Path
 
-from _common import ROOT, write_result
+from _common import ROOT, parser, write_result
 import mnist_mlp
 
 
@@ -51,20 +57,48 @@ def plot(path, history, title):
     return True
 
 
+def add_args(p):
+    p.add_argument("--csv", type=Path, default=ROOT / "docs" / "mnist_curve.csv",
+                   help="the CSV to write; the PNG goes next to it (default docs/mnist_curve.csv)")
+    p.add_argument("--from-result", type=Path, default=None,
+                   help="draw the curve of a finished run from its result JSON instead of "
+                        "training (its training flags are then ignored)")
+
+
+def from_result(argv):
+    p = parser("mnist_curve", __doc__)
+    add_args(p)
+    args, _ = p.parse_known_args(argv)
+    run = json.loads(args.from_result.read_text())
+    if not run.get("history"):
+        raise SystemExit(f"mnist_curve: {args.from_result} has no per-epoch history; pass the "
+                         f"result file of mnist_mlp.py or mnist_cnn.py.")
+    return args, run
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    add = lambda p: p.add_argument("--csv", type=Path, default=ROOT / "docs" / "mnist_curve.csv",
-                                   help="the CSV to write; the PNG goes next to it "
-                                        "(default docs/mnist_curve.csv)")
-    args, start, history, n_params, metric, goal = mnist_mlp.run("mnist_curve", argv, __doc__,
-                                                                 epochs=10, add_args=add)
+    if any(a == "--from-result" or a.startswith("--from-result=") for a in argv):
+        args, run = from_result(argv)
+        history, goal = run["history"], run.get("goal")
+        metric = run["metric"].removesuffix(", last point of the curve")
+        extra = {k: run[k] for k in ("parameters", "cpu_time_s", "load_average", "seed")
+                 if k in run}
+        extra["source"] = {"result": str(args.from_result), "command": run["command"],
+                           "wall_time_s": run["wall_time_s"]}
+        start = time.perf_counter() - run["wall_time_s"]   # report the training run's time
+    else:
+        args, start, history, n_params, metric, goal = mnist_mlp.run(
+            "mnist_curve", argv, __doc__, epochs=10, add_args=add_args)
+        extra = {"parameters": n_params}
     write_csv(args.csv, history)
     png = args.csv.with_suffix(".png")
     plotted = plot(png, history, f"{metric}, one run")
     print(f"wrote {args.csv}" + (f" and {png}" if plotted else ""))
-    return write_result(args, argv, "mnist_curve", f"{metric}, last point of the curve",
-                        history[-1]["test_accuracy"], goal=goal, start=start,
-                        parameters=n_params, history=history)
+    result = write_result(args, argv, "mnist_curve", f"{metric}, last point of the curve",
+                          history[-1]["test_accuracy"], goal=goal, start=start, **extra,
+                          history=history)
+    return result
 
 
 if __name__ == "__main__":
