@@ -65,14 +65,9 @@ def machine():
             f"NumPy {np.__version__}")
 
 
-def command(argv):
-    """The command line that reproduces this run."""
-    script = Path(sys.argv[0]).resolve()
-    try:
-        script = script.relative_to(ROOT)
-    except ValueError:
-        pass
-    return " ".join(["python", str(script)] + [shlex.quote(a) for a in argv])
+def command(name, argv):
+    """The command line that reproduces this run (from the repository root)."""
+    return " ".join([f"python examples/{name}.py"] + [shlex.quote(a) for a in argv])
 
 
 def write_result(args, argv, name, metric, value, *, goal=None, start, **extra):
@@ -81,7 +76,7 @@ def write_result(args, argv, name, metric, value, *, goal=None, start, **extra):
     `metric` names the figure (e.g. "Fashion-MNIST test accuracy"), `value` is it, `goal`
     a short text such as ">= 0.925" (or None)."""
     result = {"example": name, "metric": metric, "value": value, "goal": goal,
-              "command": command(argv), "wall_time_s": round(time.perf_counter() - start, 1),
+              "command": command(name, argv), "wall_time_s": round(time.perf_counter() - start, 1),
               # CPU seconds of all this process's threads, and the 1-minute load average at
               # the end: the wall time of a run on a shared machine needs both to be read
               "cpu_time_s": round(time.process_time(), 1),
