@@ -65,9 +65,14 @@ def machine():
             f"NumPy {np.__version__}")
 
 
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+
+
 def command(name, argv):
-    """The command line that reproduces this run (from the repository root)."""
-    return " ".join([f"python examples/{name}.py"] + [shlex.quote(a) for a in argv])
+    """The command line that reproduces this run (from the repository root), with the
+    thread-count variables that were set."""
+    env = [f"{v}={shlex.quote(os.environ[v])}" for v in THREAD_VARS if os.environ.get(v)]
+    return " ".join(env + [f"python examples/{name}.py"] + [shlex.quote(a) for a in argv])
 
 
 def write_result(args, argv, name, metric, value, *, goal=None, start, **extra):
