@@ -66,8 +66,10 @@ def table(rows):
         v = verdict(r.get("goal"), r["value"])
         cpu = seconds(r["cpu_time_s"]) if "cpu_time_s" in r else "-"
         load = f"{r['load_average']:.1f}" if "load_average" in r else "-"
+        partial = (f" (incomplete run: stopped after epoch {len(r.get('history', []))})"
+                   if r.get("complete") is False else "")
         lines.append(f"| {r['example']} | {cell(r['metric'])}: "
-                     f"**{fmt_value(r['metric'], r['value'])}** | "
+                     f"**{fmt_value(r['metric'], r['value'])}**{partial} | "
                      f"{goal}{' (' + v + ')' if v else ''} | `{cell(r['command'])}` | "
                      f"{seconds(r['wall_time_s'])} | {cpu} | {load} | "
                      f"[{machines.index(r['machine']) + 1}] |")

@@ -100,7 +100,7 @@ def test_report_rewrites_only_the_marked_block(example, tmp_path):
             "load_average": 1.5, "machine": "test box", "date": "2026-01-01", "seed": 0}
     (results / "a.json").write_text(json.dumps(
         {**base, "example": "mnist_cnn", "metric": "acc | accuracy", "value": 0.9,
-         "goal": ">= 0.925"}))
+         "goal": ">= 0.925", "complete": False, "history": [{}, {}]}))
     (results / "b.json").write_text(json.dumps(
         {**base, "example": "xor", "metric": "loss", "value": 1e-5, "goal": "< 0.001"}))
     readme = tmp_path / "README.md"
@@ -115,6 +115,7 @@ def test_report_rewrites_only_the_marked_block(example, tmp_path):
                         or line.startswith("| mnist_cnn")]
     assert "1e-05" in xor_row and "(met)" in xor_row and "12 s" in xor_row
     assert "90.00%" in cnn_row and "**not met**" in cnn_row and "acc \\| accuracy" in cnn_row
+    assert "incomplete run: stopped after epoch 2" in cnn_row
     assert report.main(["--readme", str(readme), "--results", str(results), "--check"]) == 0
     readme.write_text("no markers\n")
     with pytest.raises(SystemExit, match="results:start"):
