@@ -66,7 +66,7 @@ def table(rows):
         v = verdict(r.get("goal"), r["value"])
         cpu = seconds(r["cpu_time_s"]) if "cpu_time_s" in r else "-"
         load = f"{r['load_average']:.1f}" if "load_average" in r else "-"
-        partial = (f" (incomplete run: stopped after epoch {len(r.get('history', []))})"
+        partial = (f" (unfinished run: result after epoch {len(r.get('history', []))})"
                    if r.get("complete") is False else "")
         lines.append(f"| {r['example']} | {cell(r['metric'])}: "
                      f"**{fmt_value(r['metric'], r['value'])}**{partial} | "

@@ -115,7 +115,7 @@ def test_report_rewrites_only_the_marked_block(example, tmp_path):
                         or line.startswith("| mnist_cnn")]
     assert "1e-05" in xor_row and "(met)" in xor_row and "12 s" in xor_row
     assert "90.00%" in cnn_row and "**not met**" in cnn_row and "acc \\| accuracy" in cnn_row
-    assert "incomplete run: stopped after epoch 2" in cnn_row
+    assert "unfinished run: result after epoch 2" in cnn_row
     assert report.main(["--readme", str(readme), "--results", str(results), "--check"]) == 0
     readme.write_text("no markers\n")
     with pytest.raises(SystemExit, match="results:start"):
