@@ -124,3 +124,10 @@ def test_report_rewrites_only_the_marked_block(example, tmp_path):
 
 def test_readme_table_is_current(example):
     assert example("report").main(["--check"]) == 0
+
+
+def test_curve_plot_skipped_without_matplotlib(example, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)   # import fails
+    history = [{"epoch": 1, "train_loss": 1.0, "test_accuracy": 0.5}]
+    assert example("mnist_curve").plot(tmp_path / "c.png", history, "t") is False
+    assert "skipping the plot" in capsys.readouterr().out and not (tmp_path / "c.png").exists()
