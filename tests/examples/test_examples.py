@@ -54,6 +54,7 @@ def test_mnist_mlp(example, tmp_path):
     r = example("mnist_mlp").main(mnist_args(tmp_path, "--steps", "6", "--out", str(out)))
     assert 0.0 <= r["value"] <= 1.0 and r["goal"] == ">= 0.895"
     assert [h["epoch"] for h in r["history"]] == [1, 2] and r["history"][-1]["step"] == 6
+    assert r["complete"] is True
 
 
 @needs_fashion
