@@ -77,3 +77,4 @@ from ._conv import max_pool2d as max_pool2d
 from ._conv import avg_pool2d as avg_pool2d
 from . import init as init
 from . import models as models
+from . import data as data
