@@ -20,6 +20,23 @@ from ._special import (
     xlog1py as xlog1py,
     xlogy as xlogy,
 )
+from ._special_extra import (
+    beta as beta,
+    betainc as betainc,
+    betaln as betaln,
+    erfcinv as erfcinv,
+    erfcx as erfcx,
+    gamma as gamma,
+    gammainc as gammainc,
+    gammaincc as gammaincc,
+    log_ndtr as log_ndtr,
+    multigammaln as multigammaln,
+    ndtr as ndtr,
+    ndtri as ndtri,
+    rgamma as rgamma,
+)
 
 __all__ = ["digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "log_softmax", "logit",
-           "logsumexp", "polygamma", "psi", "softmax", "xlog1py", "xlogy"]
+           "logsumexp", "polygamma", "psi", "softmax", "xlog1py", "xlogy",
+           "beta", "betainc", "betaln", "erfcinv", "erfcx", "gamma", "gammainc", "gammaincc",
+           "log_ndtr", "multigammaln", "ndtr", "ndtri", "rgamma"]
