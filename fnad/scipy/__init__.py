@@ -1,3 +1,4 @@
 """fnad.scipy: differentiable pieces of SciPy."""
 
+from . import linalg as linalg
 from . import special as special
