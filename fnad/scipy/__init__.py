@@ -1,4 +1,5 @@
 """fnad.scipy: differentiable pieces of SciPy."""
 
 from . import linalg as linalg
+from . import signal as signal
 from . import special as special
