@@ -3,3 +3,4 @@
 from . import linalg as linalg
 from . import signal as signal
 from . import special as special
+from . import stats as stats
