@@ -1,0 +1,29 @@
+"""The fnad.scipy op table (tests/numpy/cases_scipy.py) through check_grads, five-point
+differences and PyTorch float64 parity."""
+
+import pytest
+
+from fnad.test_util import check_grads
+from tests.numpy.battery import fd_error, torch_error
+from tests.numpy.cases_scipy import CASES
+
+TORCH_TOL = 1e-10
+FD_TOL = 1e-6
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_check_grads(case):
+    check_grads(case.fun, case.args, order=case.order, modes=case.modes, atol=case.atol,
+                rtol=case.rtol, eps=case.eps)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_five_point_differences(case):
+    assert fd_error(case, eps=case.eps or 1e-3) <= (case.rtol or FD_TOL)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.torch_fun is not None],
+                         ids=lambda c: c.id)
+def test_torch_parity(case):
+    pytest.importorskip("torch")
+    assert torch_error(case) <= TORCH_TOL
