@@ -109,13 +109,22 @@ del _f, _sign, _name
 
 
 def betaln(a, b):
-    """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b), as scipy.special.betaln.
+    """log|B(a, b)|, as scipy.special.betaln: log|Gamma(a) Gamma(b) / Gamma(a + b)| where
+    |a|, |b|, |a + b| < 30 (no cancellation between large logs), else
+    gammaln(a) + gammaln(b) - gammaln(a + b).
 
     Example:
       fnad.scipy.special.betaln(2.0, 3.0)   # log(1/12)
     """
     a, b = _arr(a), _arr(b)
-    return gammaln(a) + gammaln(b) - gammaln(a + b)
+    va, vb = getval(a), getval(b)
+    small = (np.abs(va) < 30) & (np.abs(vb) < 30) & (np.abs(va + vb) < 30)
+    by_logs = gammaln(a) + gammaln(b) - gammaln(a + b)
+    if not np.any(small):
+        return by_logs
+    sa, sb = fnp.where(small, a, 1.0), fnp.where(small, b, 1.0)
+    direct = fnp.log(fnp.abs(gamma(sa) * gamma(sb) * rgamma(sa + sb)))
+    return fnp.where(small, direct, by_logs)
 
 
 def beta(a, b):

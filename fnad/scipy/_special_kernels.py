@@ -52,7 +52,7 @@ def _gamma64(x):
         return np.where(r == 0, np.nan, res)
     _m._apply(out, neg & np.isfinite(x), reflect, x)
     out[x == np.inf] = np.inf
-    out[x == -np.inf] = np.nan
+    out[(x == -np.inf) | np.isnan(x)] = np.nan
     out[x == 0] = np.copysign(np.inf, x[x == 0])
     return out
 

@@ -176,14 +176,22 @@ _uniform_std = {
 
 # ----------------------------------------------------------------------------- cauchy
 
+def _cauchy_ppf(q):
+    """-cot(pi q), with the argument reduced to the nearer end so both tails keep their digits."""
+    low = val(q) < 0.5
+    out = fnp.where(low, -1 / fnp.tan(math.pi * safe(q, low, 0.25)),
+                    1 / fnp.tan(math.pi * (1 - safe(q, ~low, 0.75))))
+    return fnp.where(val(q) == 0.5, 0 * q, out)
+
+
 _cauchy_std = {
     "logpdf": lambda z: -math.log(math.pi) - fnp.log1p(z * z),
     "cdf": lambda z: 0.5 + fnp.arctan(z) / math.pi,
     "logcdf": lambda z: fnp.log(0.5 + fnp.arctan(z) / math.pi),
     "sf": lambda z: 0.5 - fnp.arctan(z) / math.pi,
     "logsf": lambda z: fnp.log(0.5 - fnp.arctan(z) / math.pi),
-    "ppf": lambda q: fnp.tan(math.pi * (q - 0.5)),
-    "isf": lambda q: fnp.tan(math.pi * (0.5 - q)),
+    "ppf": _cauchy_ppf,
+    "isf": lambda q: -_cauchy_ppf(q),
 }
 
 # ----------------------------------------------------------------------------- t
