@@ -72,6 +72,23 @@ SP = [
         np.array([0.7, 2.5, 4.0]), 1.5, x), ((2, 3),), (_u(0.15, 0.85),), None),
 ]
 
+_BESSEL_X = lambda r, s: r.choice([1.0, 4.0, 9.0, 30.0], s) + r.uniform(0, 2, s)  # noqa: E731
+for _n in ("j0", "j1", "y0", "y1"):
+    SP.append(case(f"special.{_n}", "(2,3)", getattr(fsp, _n), ((2, 3),), (_BESSEL_X,), None))
+for _n in ("i0", "i1", "i0e", "i1e"):
+    SP.append(case(f"special.{_n}", "(2,3)", getattr(fsp, _n), ((2, 3),), (_u(-6, 6),),
+                   lambda t, _n=_n: getattr(torch.special, _n)(t)))
+SP += [
+    case("special.jn", "n=(3,1) (3,)", lambda x: fsp.jn(np.array([[0], [3], [-2]]), x),
+         ((3,),), (_BESSEL_X,), None),
+    case("special.yn", "n=(3,1) (3,)", lambda x: fsp.yn(np.array([[0], [3], [-2]]), x),
+         ((3,),), (_BESSEL_X,), None),
+    case("special.iv", "v=(3,1) (3,)", lambda x: fsp.iv(np.array([[0.0], [2.5], [-1.3]]), x),
+         ((3,),), (_u(0.5, 40),), None),
+    case("special.ive", "v=(3,1) (3,)", lambda x: fsp.ive(np.array([[0.0], [2.5], [7.0]]), x),
+         ((3,),), (_u(0.5, 40),), None),
+]
+
 # ----------------------------------------------------------------------------- linalg
 
 
