@@ -29,6 +29,8 @@ erfcinv = wrap(_kernel("erfcinv", _k.erfcinv), "erfcinv")
 gammainc = wrap(_kernel("gammainc", _k.gammainc), "gammainc")
 gammaincc = wrap(_kernel("gammaincc", _k.gammaincc), "gammaincc")
 betainc = wrap(_kernel("betainc", _k.betainc), "betainc")
+gammaincinv = wrap(_kernel("gammaincinv", _k.gammaincinv), "gammaincinv")
+betaincinv = wrap(_kernel("betaincinv", _k.betaincinv), "betaincinv")
 
 
 def _log_ndtr_kernel(x):
@@ -103,6 +105,17 @@ defvjp(betainc, _no_shape_derivative("betainc", "a", 0), _no_shape_derivative("b
        lambda g, ans, a, b, x: unbroadcast(g * _d_betainc(a, b, x), shape(x)))
 defjvp(betainc, _no_shape_derivative("betainc", "a", 0), _no_shape_derivative("betainc", "b", 1),
        lambda t, ans, a, b, x: _bcast(t * _d_betainc(a, b, x), ans))
+# The inverses in p: dx/dp = 1 / density at x = ans.
+defvjp(gammaincinv, _no_shape_derivative("gammaincinv", "a", 0),
+       lambda g, ans, a, p: unbroadcast(g / _d_gammainc(a, ans), shape(p)))
+defjvp(gammaincinv, _no_shape_derivative("gammaincinv", "a", 0),
+       lambda t, ans, a, p: _bcast(t / _d_gammainc(a, ans), ans))
+defvjp(betaincinv, _no_shape_derivative("betaincinv", "a", 0),
+       _no_shape_derivative("betaincinv", "b", 1),
+       lambda g, ans, a, b, p: unbroadcast(g / _d_betainc(a, b, ans), shape(p)))
+defjvp(betaincinv, _no_shape_derivative("betaincinv", "a", 0),
+       _no_shape_derivative("betaincinv", "b", 1),
+       lambda t, ans, a, b, p: _bcast(t / _d_betainc(a, b, ans), ans))
 del _f, _sign, _name
 
 # ----------------------------------------------------------------------------- compositions
@@ -196,9 +209,13 @@ _DOCS = {
                "Differentiable in x only.",
     betainc: "The regularized incomplete beta function I_x(a, b) (a, b > 0, 0 <= x <= 1). "
              "Differentiable in x only.",
+    gammaincinv: "The inverse of gammainc(a, .): x with P(a, x) = p. Differentiable in p only.",
+    betaincinv: "The inverse of betainc(a, b, .): x with I_x(a, b) = p. Differentiable in p "
+                "only.",
 }
 for _f, _doc in _DOCS.items():
-    _nargs = {gammainc: "a, ", gammaincc: "a, ", betainc: "a, b, "}.get(_f, "")
+    _nargs = {gammainc: "a, ", gammaincc: "a, ", betainc: "a, b, ", gammaincinv: "a, ",
+              betaincinv: "a, b, "}.get(_f, "")
     _f.__doc__ = (f"{_doc}\n\nDifferentiable (VJP and JVP, any order); runs the NumPy kernel "
                   "or cupyx.scipy.special directly on plain arrays.\n\nExample:\n  "
                   f"fnad.grad(lambda x: fnp.sum(fnad.scipy.special.{_f.__name__}({_nargs}x)))(x)\n")

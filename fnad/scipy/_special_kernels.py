@@ -16,7 +16,8 @@ import numpy as np
 
 from . import _special_math as _m
 
-__all__ = ["gamma", "rgamma", "erfcx", "erfcinv", "gammainc", "gammaincc", "betainc"]
+__all__ = ["gamma", "rgamma", "erfcx", "erfcinv", "gammainc", "gammaincc", "betainc",
+           "gammaincinv", "betaincinv"]
 
 _SQRT_PI = math.sqrt(math.pi)
 _TINY = 1e-300
@@ -238,3 +239,104 @@ def betainc(a, b, x):
     out[(a > 0) & (b > 0) & (x == 0)] = 0.0
     out[(a > 0) & (b > 0) & (x == 1)] = 1.0
     return _m._finish(out, np.result_type(dta, dtb, dtx))
+
+
+# ----------------------------------------------------------------------------- inverses
+
+
+def _solve_log(logf, dlogf, logp, lo, hi, x):
+    """Solve logf(x) = logp (logf increasing) inside [lo, hi]: Newton steps on the log
+    (good far in the tails), bisection (geometric once lo > 0) when a step leaves the
+    bracket. Only the entries not yet converged are evaluated."""
+    x, lo, hi = x.copy(), lo.copy(), hi.copy()
+    live = np.arange(x.size)
+    for _ in range(200):
+        xl, lol, hil, lp = x[live], lo[live], hi[live], logp[live]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r = logf(xl, live) - lp
+            lol = np.where(r < 0, xl, lol)
+            hil = np.where(r > 0, xl, hil)
+            new = xl - r / dlogf(xl, live)
+        mid = np.where(lol > 0, np.sqrt(lol * hil), 0.5 * (lol + hil))
+        bad = ~((new > lol) & (new < hil))
+        new = np.where(bad, mid, new)
+        x[live], lo[live], hi[live] = new, lol, hil
+        done = (np.abs(new - xl) <= 2e-16 * np.abs(new)) | (r == 0) | (hil - lol <= 0)
+        live = live[~done]
+        if not live.size:
+            break
+    return x
+
+
+def _gammaincinv_core(a, p, upper):
+    """x with P(a, x) = p (upper=False) or Q(a, x) = p (upper=True), 0 < p <= 0.5."""
+    def logf(x, i):
+        return np.log(gammaincc(a[i], x) if upper else gammainc(a[i], x))
+
+    def dlogf(x, i):
+        lpdf = (a[i] - 1.0) * np.log(x) - x - _m.gammaln(a[i])
+        return (-1.0 if upper else 1.0) * np.exp(lpdf - logf(x, i))
+
+    hi = np.maximum(2.0 * a, 1.0)
+    for _ in range(200):  # grow the bracket until it holds the root
+        short = (gammaincc(a, hi) > p) if upper else (gammainc(a, hi) < p)
+        if not short.any():
+            break
+        hi = np.where(short, 2.0 * hi, hi)
+    # lower tail: P ~ x^a / Gamma(a + 1) as x -> 0
+    x0 = np.exp((np.log(p) + _m.gammaln(a + 1.0)) / a) if not upper else 0.5 * hi
+    x0 = np.where((x0 > 0) & (x0 < hi), x0, 0.5 * hi)
+    lo = np.zeros_like(p)
+    if upper:  # Q decreases: solve -log Q increasing in x
+        return _solve_log(lambda x, i: -logf(x, i), lambda x, i: -dlogf(x, i), -np.log(p),
+                          lo, hi, x0)
+    return _solve_log(logf, dlogf, np.log(p), lo, hi, x0)
+
+
+def gammaincinv(a, p):
+    """The inverse of gammainc in x: P(a, gammaincinv(a, p)) = p (a > 0, 0 <= p <= 1)."""
+    (a, p), dt = _bcast_f64(a, p)
+    out = np.full(p.shape, np.nan)
+    ok = (a > 0) & (p > 0) & (p < 1)
+    low = ok & (p <= 0.5)
+    _m._apply(out, low, lambda a, p: _gammaincinv_core(a, p, False), a, p)
+    _m._apply(out, ok & ~low, lambda a, p: _gammaincinv_core(a, 1.0 - p, True), a, p)
+    out[(a > 0) & (p == 0)] = 0.0
+    out[(a > 0) & (p == 1)] = np.inf
+    return _m._finish(out, dt)
+
+
+def _betaincinv_core(a, b, p):
+    """x in (0, 1) with I_x(a, b) = p, 0 < p <= 0.5."""
+    def logf(x, i):
+        return np.log(betainc(a[i], b[i], x))
+
+    def dlogf(x, i):
+        lpdf = ((a[i] - 1.0) * np.log(x) + (b[i] - 1.0) * np.log1p(-x) - _m.gammaln(a[i])
+                - _m.gammaln(b[i]) + _m.gammaln(a[i] + b[i]))
+        return np.exp(lpdf - logf(x, i))
+
+    # lower tail: I_x ~ x^a / (a B(a, b)) as x -> 0
+    log_b = _m.gammaln(a) + _m.gammaln(b) - _m.gammaln(a + b)
+    x0 = np.exp((np.log(p) + np.log(a) + log_b) / a)
+    x0 = np.where((x0 > 0) & (x0 < 1), x0, 0.5)
+    return _solve_log(logf, dlogf, np.log(p), np.zeros_like(p), np.ones_like(p), x0)
+
+
+def betaincinv(a, b, p):
+    """The inverse of betainc in x: I_x(a, b) = p (a, b > 0, 0 <= p <= 1)."""
+    (a, b, p), dt = _bcast_f64(a, b, p)
+    out = np.full(p.shape, np.nan)
+    ok = (a > 0) & (b > 0) & (p > 0) & (p < 1)
+    low = ok & (p <= 0.5)
+    _m._apply(out, low, _betaincinv_core, a, b, p)
+    _m._apply(out, ok & ~low, lambda a, b, p: 1.0 - _betaincinv_core(b, a, 1.0 - p), a, b, p)
+    out[(a > 0) & (b > 0) & (p == 0)] = 0.0
+    out[(a > 0) & (b > 0) & (p == 1)] = 1.0
+    return _m._finish(out, dt)
+
+
+def _bcast_f64(*args):
+    prepared = [_m._prepare(a) for a in args]
+    dt = np.result_type(*[d for _, d in prepared])
+    return np.broadcast_arrays(*[v for v, _ in prepared]), dt

@@ -216,8 +216,23 @@ def _t_rvs(key, size, df):
     return std_normal(k1, size) / fnp.sqrt(chi2 / df)
 
 
+def _t_ppf(q, df):
+    """-sqrt(df (1 - x) / x) with x = I^-1_{2q}(df/2, 1/2) for q < 1/4; nearer the centre
+    y = 1 - x = I^-1_{1-2q}(1/2, df/2) directly (so 1 - x never cancels); odd about 1/2."""
+    qv = val(q)
+    lower = qv > 0.5
+    qq = fnp.where(lower, 1 - q, q)  # the lower-half probability, in (0, 1/2]
+    tail = val(qq) < 0.25
+    x = sp.betaincinv(0.5 * df, 0.5, 2 * safe(qq, tail, 0.1))
+    y = sp.betaincinv(0.5, 0.5 * df, 1 - 2 * safe(qq, ~tail, 0.4))
+    t2 = fnp.where(tail, df * (1 - x) / x, df * y / (1 - y))
+    mag = fnp.sqrt(t2)
+    return fnp.where(lower, mag, -mag)
+
+
 _t_std = {
     "logpdf": _t_logpdf,
+    "ppf": _t_ppf,
     "cdf": _t_cdf,
     "sf": lambda z, df: _t_cdf(-z, df),
 }
@@ -274,6 +289,7 @@ def _gamma_rvs(key, size, a):
 
 _gamma_std = {
     "logpdf": _gamma_logpdf,
+    "ppf": lambda q, a: sp.gammaincinv(a, q),
     "cdf": _gamma_cdf,
     "sf": _gamma_sf,
 }
@@ -285,6 +301,7 @@ def _chi2_rvs(key, size, df):
 
 
 _chi2_std = {
+    "ppf": lambda q, df: 2 * sp.gammaincinv(0.5 * df, q),
     "logpdf": lambda z, df: _gamma_logpdf(0.5 * z, 0.5 * df) - _LOG2,
     "cdf": lambda z, df: _gamma_cdf(0.5 * z, 0.5 * df),
     "sf": lambda z, df: _gamma_sf(0.5 * z, 0.5 * df),
@@ -323,6 +340,7 @@ def _beta_rvs(key, size, a, b):
 
 _beta_std = {
     "logpdf": _beta_logpdf,
+    "ppf": lambda q, a, b: sp.betaincinv(a, b, q),
     "cdf": _beta_cdf,
     "sf": _beta_sf,
 }
@@ -360,15 +378,15 @@ uniform = _make("uniform", "uniform distribution on [loc, loc + scale]", (), _un
                 _by_inverse(_uniform_std["ppf"]))
 cauchy = _make("cauchy", "Cauchy distribution", (), _cauchy_std,
                _by_inverse(_cauchy_std["ppf"]))
-t = _make("t", "Student t distribution (no ppf: its inverse needs betaincinv)", ("df",), _t_std,
-          _t_rvs, "every parameter except df in cdf/sf (betainc's shape derivative)",
-          ", df")
-gamma = _make("gamma", "gamma distribution (no ppf)", ("a",), _gamma_std, _gamma_rvs,
-              "every parameter except a in cdf/sf (gammainc's shape derivative)", ", a")
-chi2 = _make("chi2", "chi-squared distribution (no ppf)", ("df",), _chi2_std, _chi2_rvs,
-             "every parameter except df in cdf/sf (gammainc's shape derivative)", ", df")
-beta = _make("beta", "beta distribution (no ppf)", ("a", "b"), _beta_std, _beta_rvs,
-             "every parameter except a, b in cdf/sf (betainc's shape derivative)", ", a, b")
+t = _make("t", "Student t distribution", ("df",), _t_std, _t_rvs,
+          "every parameter except df in cdf/sf/ppf (betainc's shape derivative)", ", df")
+gamma = _make("gamma", "gamma distribution", ("a",), _gamma_std, _gamma_rvs,
+              "every parameter except a in cdf/sf/ppf (gammainc's shape derivative)", ", a")
+chi2 = _make("chi2", "chi-squared distribution", ("df",), _chi2_std, _chi2_rvs,
+             "every parameter except df in cdf/sf/ppf (gammainc's shape derivative)", ", df")
+beta = _make("beta", "beta distribution", ("a", "b"), _beta_std, _beta_rvs,
+             "every parameter except a, b in cdf/sf/ppf (betainc's shape derivative)",
+             ", a, b")
 
 __all__ = ["norm", "expon", "laplace", "logistic", "uniform", "cauchy", "t", "gamma", "chi2",
            "beta"]

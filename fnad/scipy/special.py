@@ -37,12 +37,14 @@ from ._bessel import (
 from ._special_extra import (
     beta as beta,
     betainc as betainc,
+    betaincinv as betaincinv,
     betaln as betaln,
     erfcinv as erfcinv,
     erfcx as erfcx,
     gamma as gamma,
     gammainc as gammainc,
     gammaincc as gammaincc,
+    gammaincinv as gammaincinv,
     log_ndtr as log_ndtr,
     multigammaln as multigammaln,
     ndtr as ndtr,
@@ -54,4 +56,5 @@ __all__ = ["digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "log_softmax"
            "logsumexp", "polygamma", "psi", "softmax", "xlog1py", "xlogy",
            "beta", "betainc", "betaln", "erfcinv", "erfcx", "gamma", "gammainc", "gammaincc",
            "log_ndtr", "multigammaln", "ndtr", "ndtri", "rgamma",
-           "i0", "i0e", "i1", "i1e", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn"]
+           "betaincinv", "gammaincinv", "i0", "i0e", "i1", "i1e", "iv", "ive", "j0", "j1",
+           "jn", "y0", "y1", "yn"]

@@ -48,6 +48,10 @@ ACCURACY = [
     ("betainc", (RNG.uniform(0.1, 10, 3000), RNG.uniform(0.1, 10, 3000),
                  RNG.uniform(0, 1, 3000)), 1e-12),
     # betaln crosses 0 (a + b ~ 1 + ab): there only an absolute ~1e-14 is meaningful
+    ("gammaincinv", (_A[:1000], np.concatenate([RNG.uniform(0, 1, 500),
+                                                np.logspace(-30, 0, 500)])), 1e-13),
+    ("betaincinv", (RNG.uniform(0.1, 10, 1000), RNG.uniform(0.1, 10, 1000),
+                    np.concatenate([RNG.uniform(0, 1, 500), np.logspace(-12, 0, 500)])), 1e-12),
     ("betaln", (RNG.uniform(0.1, 20, 3000), RNG.uniform(0.1, 20, 3000)), 1e-13, 1.0),
     ("beta", (RNG.uniform(0.1, 20, 3000), RNG.uniform(0.1, 20, 3000)), 1e-13),
 ]
