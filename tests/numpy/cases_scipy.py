@@ -70,6 +70,10 @@ SP = [
          lambda t: torch.special.gammaincc(torch.tensor([0.5, 2.5, 7.0], dtype=t.dtype), t)),
     case("special.betainc", "(2,3) a, b const", lambda x: fsp.betainc(
         np.array([0.7, 2.5, 4.0]), 1.5, x), ((2, 3),), (_u(0.15, 0.85),), None),
+    case("special.gammaincinv", "(2,3) a=(3,) const", lambda p: fsp.gammaincinv(
+        np.array([0.5, 2.5, 7.0]), p), ((2, 3),), (_u(0.1, 0.9),), None),
+    case("special.betaincinv", "(2,3) a, b const", lambda p: fsp.betaincinv(
+        np.array([0.7, 2.5, 4.0]), 1.5, p), ((2, 3),), (_u(0.1, 0.9),), None),
 ]
 
 _BESSEL_X = lambda r, s: r.choice([1.0, 4.0, 9.0, 30.0], s) + r.uniform(0, 2, s)  # noqa: E731
