@@ -10,6 +10,7 @@ constant) and rvs is ppf of uniform draws from a fnad.random key.
 import numpy as np
 
 from .. import numpy as fnp
+from .._tracer import Tracer
 from . import _special_kernels as _k
 from . import special as sp
 from ._stats_util import NEG_INF, Family, arr, safe, sample_shape, uniform01, val, where
@@ -149,8 +150,17 @@ def _binom_logpmf(k, n, p):
                  + sp.xlogy(ks, p) + sp.xlog1py(n - ks, -p), NEG_INF)
 
 
+def _constant_n(n, fname):
+    if isinstance(n, Tracer):
+        raise NotImplementedError(
+            f"fnad.scipy.stats.binom.{fname}: the derivative in n is not implemented (the "
+            "incomplete beta function has no closed-form shape derivative); pass n as a "
+            "constant. p remains differentiable.")
+
+
 def _binom_cdf(k, n, p):
     """I_{1-p}(n - k, k + 1) for 0 <= k < n (k floored)."""
+    _constant_n(n, "cdf")
     fk, nv = np.floor(val(k)), val(n)
     mid = (fk >= 0) & (fk < nv)
     fk_s = np.where(mid, fk, 0.0)
@@ -159,6 +169,7 @@ def _binom_cdf(k, n, p):
 
 
 def _binom_sf(k, n, p):
+    _constant_n(n, "sf")
     fk, nv = np.floor(val(k)), val(n)
     mid = (fk >= 0) & (fk < nv)
     fk_s = np.where(mid, fk, 0.0)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .. import random as frandom
+from .._tracer import Tracer
 from . import special as sp
 from ._stats_util import NEG_INF, Family, arr, sample_shape, std_gamma, val, where
 
@@ -175,6 +176,9 @@ def _dirichlet_entropy(alpha):
 
 
 def _dirichlet_rvs(key, alpha, size=None):
+    if isinstance(alpha, Tracer):
+        raise NotImplementedError("fnad.scipy.stats.dirichlet.rvs: sampling is not "
+                                  "differentiable in `alpha`; pass it as a constant.")
     s = () if size is None else sample_shape(size)
     av = np.asarray(val(alpha), np.float64)
     g = std_gamma(key, av, s + av.shape)

@@ -314,6 +314,11 @@ def test_stats_parameter_errors():
         fst.norm.logpdf(1.0, 0.0, 1.0, 2.0)
     with pytest.raises(NotImplementedError, match="gammainc"):
         fnad.grad(lambda a: fst.gamma.cdf(1.0, a))(2.0)
+    with pytest.raises(NotImplementedError, match="binom.cdf.*n"):
+        fnad.grad(lambda n: fst.binom.cdf(2.0, n, 0.3))(7.0)
+    with pytest.raises(NotImplementedError, match="dirichlet.rvs"):
+        fnad.grad(lambda a: fnp.sum(fst.dirichlet.rvs(fnad.random.PRNGKey(0), a)))(
+            np.array([1.0, 2.0]))
     with pytest.raises(NotImplementedError, match="gamma.rvs.*`a`"):
         fnad.grad(lambda a: fnp.sum(fst.gamma.rvs(fnad.random.PRNGKey(0), a, size=3)))(2.0)
 
@@ -349,3 +354,14 @@ def test_runtime_does_not_import_scipy():
             "import numpy as np; s.t.cdf(1.0, 3.0); s.gamma.cdf(1.0, 2.0); l.expm(np.eye(2)); "
             "g.convolve(np.ones(3), np.ones(2)); sys.exit('scipy' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.parametrize("name", ["norm", "t", "gamma", "beta"])
+def test_stats_broadcasting(name):
+    sh = [np.array([[v], [v + 0.5]]) for v in CONT[name]]  # (2, 1) shape parameters
+    x, loc, scale = RNG.uniform(0.3, 0.6, (3,)), np.array(0.05), np.array([[[1.1]]])
+    f, ref = getattr(fst, name), getattr(st, name)
+    for m in ("logpdf", "cdf"):
+        ours = getattr(f, m)(x, *sh, loc, scale)
+        expected = getattr(ref, m)(x, *sh, loc, scale)
+        assert ours.shape == expected.shape and _rel(ours, expected) < 1e-12
