@@ -8,7 +8,6 @@ system (N M unknowns: meant for small matrices); sqrtm is found by the Denman-Be
 iteration and differentiated through the Sylvester equation X dX + dX X = dA.
 """
 
-import math
 
 import numpy as np
 
@@ -78,12 +77,15 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """The Cholesky factor of a symmetric positive definite matrix, as
     `scipy.linalg.cholesky`: upper U with a = U^T U by default, lower L (a = L L^T) with
-    lower=True. Batched; the gradient is the symmetric one.
+    lower=True. Only that triangle of `a` is read (and receives the gradient), as SciPy.
+    Batched.
 
     Example:
       u = fnad.scipy.linalg.cholesky(a)
     """
-    return fnp.linalg.cholesky(_as_float(a), upper=not lower)
+    a = check_square(_as_float(a), "cholesky")
+    t = fnp.tril(a) if lower else fnp.triu(a)  # LAPACK reads that triangle only
+    return fnp.linalg.cholesky(t + mT(t) - t * eye_like(shape(a)[-1], a), upper=not lower)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
@@ -242,9 +244,12 @@ def expm(a):
     """
     a = check_square(_as_float(a), "expm")
     n = shape(a)[-1]
-    norm1 = float(np.max(np.sum(np.abs(np.asarray(getval(a))), axis=-2), initial=0.0))
-    s = max(0, int(math.ceil(math.log2(norm1 / _THETA13)))) if norm1 > _THETA13 else 0
-    a = a / 2.0 ** s
+    # per matrix of a stack: s squarings with ||a / 2^s||_1 <= theta_13 (constants)
+    norm1 = np.max(np.sum(np.abs(np.asarray(getval(a))), axis=-2), axis=-1, initial=0.0)
+    with np.errstate(divide="ignore"):
+        s = np.where(norm1 > _THETA13, np.ceil(np.log2(norm1 / _THETA13)), 0.0)
+    s = np.where(np.isfinite(s), s, 0.0)
+    a = a / (2.0 ** s)[..., None, None]
     b, eye = _PADE13, eye_like(n, a)
     a2 = fnp.matmul(a, a)
     a4 = fnp.matmul(a2, a2)
@@ -254,8 +259,9 @@ def expm(a):
     v = (fnp.matmul(a6, b[12] * a6 + b[10] * a4 + b[8] * a2)
          + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye)
     r = fnp.linalg.solve(v - u, v + u)
-    for _ in range(s):
-        r = fnp.matmul(r, r)
+    for k in range(int(s.max(initial=0.0))):
+        more = (k < s)[..., None, None]
+        r = fnp.where(more, fnp.matmul(r, r), r) if not more.all() else fnp.matmul(r, r)
     return r
 
 
