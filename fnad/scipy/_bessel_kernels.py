@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ._special_kernels import out_dtype
 from ._special_math import _EULER, _apply, gammaln
 
 _MILLER_X = 25.0
@@ -21,10 +22,10 @@ _HUGE = 1e250
 
 
 def _prep(*args):
-    arrs = [np.asarray(a) for a in args]
-    dt = np.result_type(*[a.dtype if a.dtype.kind == "f" else np.float64 for a in arrs])
-    out = np.broadcast_arrays(*[a.astype(np.float64) for a in arrs])
-    return out, dt
+    """float64 broadcast copies of the orders and x, and the dtype of x (an order does not
+    promote the result, as in SciPy's float32 loops)."""
+    dt = out_dtype(args[-1])
+    return np.broadcast_arrays(*[np.asarray(a, dtype=np.float64) for a in args]), dt
 
 
 def _done(out, dt):
@@ -312,16 +313,16 @@ def iv(v, x):
 
 
 def i0(x):
-    return iv(0.0, x)
+    return iv(np.zeros((), np.float32), x)
 
 
 def i1(x):
-    return iv(1.0, x)
+    return iv(np.ones((), np.float32), x)
 
 
 def i0e(x):
-    return ive(0.0, x)
+    return ive(np.zeros((), np.float32), x)
 
 
 def i1e(x):
-    return ive(1.0, x)
+    return ive(np.ones((), np.float32), x)

@@ -169,10 +169,16 @@ def _q_cf(a, x):
     return np.exp(_log_prefactor(a, x)) * h
 
 
+def out_dtype(*args):
+    """The float dtype of a result, with Python scalars weak (NumPy 2): gammainc(2.0, x32)
+    is float32; integers only give float64."""
+    dt = np.result_type(*args)
+    return dt if dt.kind == "f" else np.dtype(np.float64)
+
+
 def _gammainc_pair(a, x, upper):
-    a, dt = _m._prepare(a)
-    x, dtx = _m._prepare(x)
-    a, x = np.broadcast_arrays(a, x)
+    dt = out_dtype(a, x)
+    a, x = np.broadcast_arrays(_m._prepare(a)[0], _m._prepare(x)[0])
     out = np.full(a.shape, np.nan)
     ok = (a > 0) & (x > 0) & np.isfinite(a)
     series = ok & (x < a + 1) & np.isfinite(x)
@@ -182,7 +188,7 @@ def _gammainc_pair(a, x, upper):
     _m._apply(out, cf, lambda a, x: _q_cf(a, x) if upper else 1.0 - _q_cf(a, x), a, x)
     out[(a > 0) & (x == 0)] = 1.0 if upper else 0.0
     out[(a > 0) & (x == np.inf)] = 0.0 if upper else 1.0
-    return _m._finish(out, np.result_type(dt, dtx))
+    return _m._finish(out, dt)
 
 
 def gammainc(a, x):
@@ -227,10 +233,8 @@ def _beta_cf(a, b, x):
 
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b) (a, b > 0, 0 <= x <= 1)."""
-    a, dta = _m._prepare(a)
-    b, dtb = _m._prepare(b)
-    x, dtx = _m._prepare(x)
-    a, b, x = np.broadcast_arrays(a, b, x)
+    dt = out_dtype(a, b, x)
+    a, b, x = np.broadcast_arrays(*(_m._prepare(v)[0] for v in (a, b, x)))
     out = np.full(x.shape, np.nan)
     ok = (a > 0) & (b > 0) & (x > 0) & (x < 1)
     direct = ok & (x < (a + 1.0) / (a + b + 2.0))
@@ -238,7 +242,7 @@ def betainc(a, b, x):
     _m._apply(out, ok & ~direct, lambda a, b, x: 1.0 - _beta_cf(b, a, 1.0 - x), a, b, x)
     out[(a > 0) & (b > 0) & (x == 0)] = 0.0
     out[(a > 0) & (b > 0) & (x == 1)] = 1.0
-    return _m._finish(out, np.result_type(dta, dtb, dtx))
+    return _m._finish(out, dt)
 
 
 # ----------------------------------------------------------------------------- inverses
@@ -337,6 +341,4 @@ def betaincinv(a, b, p):
 
 
 def _bcast_f64(*args):
-    prepared = [_m._prepare(a) for a in args]
-    dt = np.result_type(*[d for _, d in prepared])
-    return np.broadcast_arrays(*[v for v, _ in prepared]), dt
+    return np.broadcast_arrays(*(_m._prepare(a)[0] for a in args)), out_dtype(*args)
