@@ -2,8 +2,9 @@
 with rules written in fnad.numpy (so higher derivatives work), and compositions of them.
 
 NumPy arrays run the kernels of `_special_kernels`; CuPy arrays `cupyx.scipy.special`.
-The incomplete gamma and beta functions are differentiable in x only: their derivatives in
-the shape parameters have no closed form, and asking for them raises NotImplementedError.
+The incomplete gamma functions are differentiable in x to any order and in a to first order
+(a series, or the continued fraction differentiated along its recurrence); the incomplete
+beta functions in x only. Asking for a missing derivative raises NotImplementedError.
 """
 
 import math
@@ -30,6 +31,8 @@ gammainc = wrap(_kernel("gammainc", _k.gammainc), "gammainc")
 gammaincc = wrap(_kernel("gammaincc", _k.gammaincc), "gammaincc")
 betainc = wrap(_kernel("betainc", _k.betainc), "betainc")
 gammaincinv = wrap(_kernel("gammaincinv", _k.gammaincinv), "gammaincinv")
+# dP(a, x)/da: series / differentiated continued fraction (first order in a only).
+_gammainc_da = wrap(_k.gammainc_da, "gammainc_da")
 betaincinv = wrap(_kernel("betaincinv", _k.betaincinv), "betaincinv")
 
 
@@ -85,6 +88,12 @@ def _no_shape_derivative(fname, argname, argnum):
     return rule
 
 
+def _raise_second_a():
+    raise NotImplementedError(
+        "fnad.scipy.special.gammainc/gammaincc: the second derivative in `a` (argument 0) is "
+        "not implemented (first derivatives in a, and every order in x, are).")
+
+
 def _d_gammainc(a, x):
     """x^(a-1) e^(-x) / Gamma(a), the density of P(a, .)."""
     return fnp.exp((a - 1) * fnp.log(x) - x - gammaln(a))
@@ -96,19 +105,28 @@ def _d_betainc(a, b, x):
 
 
 for _f, _sign in ((gammainc, 1.0), (gammaincc, -1.0)):
-    _name = _f.__name__
-    defvjp(_f, _no_shape_derivative(_name, "a", 0),
+    defvjp(_f, lambda g, ans, a, x, _s=_sign: unbroadcast(_s * g * _gammainc_da(a, x), shape(a)),
            lambda g, ans, a, x, _s=_sign: unbroadcast(_s * g * _d_gammainc(a, x), shape(x)))
-    defjvp(_f, _no_shape_derivative(_name, "a", 0),
+    defjvp(_f, lambda t, ans, a, x, _s=_sign: _bcast(_s * t * _gammainc_da(a, x), ans),
            lambda t, ans, a, x, _s=_sign: _bcast(_s * t * _d_gammainc(a, x), ans))
+# d/dx dP/da = d/da of the density = density * (log x - digamma(a)); d^2 P/da^2 is not here.
+defvjp(_gammainc_da, lambda *args, **kw: _raise_second_a(),
+       lambda g, ans, a, x: unbroadcast(g * _d_gammainc(a, x) * (fnp.log(x) - digamma(a)),
+                                        shape(x)))
+defjvp(_gammainc_da, lambda *args, **kw: _raise_second_a(),
+       lambda t, ans, a, x: _bcast(t * _d_gammainc(a, x) * (fnp.log(x) - digamma(a)), ans))
 defvjp(betainc, _no_shape_derivative("betainc", "a", 0), _no_shape_derivative("betainc", "b", 1),
        lambda g, ans, a, b, x: unbroadcast(g * _d_betainc(a, b, x), shape(x)))
 defjvp(betainc, _no_shape_derivative("betainc", "a", 0), _no_shape_derivative("betainc", "b", 1),
        lambda t, ans, a, b, x: _bcast(t * _d_betainc(a, b, x), ans))
 # The inverses in p: dx/dp = 1 / density at x = ans.
-defvjp(gammaincinv, _no_shape_derivative("gammaincinv", "a", 0),
+# In a: P(a, x(a)) = p gives dx/da = -(dP/da) / density.
+defvjp(gammaincinv,
+       lambda g, ans, a, p: unbroadcast(-g * _gammainc_da(a, ans) / _d_gammainc(a, ans),
+                                        shape(a)),
        lambda g, ans, a, p: unbroadcast(g / _d_gammainc(a, ans), shape(p)))
-defjvp(gammaincinv, _no_shape_derivative("gammaincinv", "a", 0),
+defjvp(gammaincinv,
+       lambda t, ans, a, p: _bcast(-t * _gammainc_da(a, ans) / _d_gammainc(a, ans), ans),
        lambda t, ans, a, p: _bcast(t / _d_gammainc(a, ans), ans))
 defvjp(betaincinv, _no_shape_derivative("betaincinv", "a", 0),
        _no_shape_derivative("betaincinv", "b", 1),
@@ -116,7 +134,7 @@ defvjp(betaincinv, _no_shape_derivative("betaincinv", "a", 0),
 defjvp(betaincinv, _no_shape_derivative("betaincinv", "a", 0),
        _no_shape_derivative("betaincinv", "b", 1),
        lambda t, ans, a, b, p: _bcast(t / _d_betainc(a, b, ans), ans))
-del _f, _sign, _name
+del _f, _sign
 
 # ----------------------------------------------------------------------------- compositions
 
@@ -204,12 +222,13 @@ _DOCS = {
     erfcinv: "The inverse of erfc on [0, 2], accurate for tiny arguments.",
     log_ndtr: "log(ndtr(x)), accurate far into both tails (x = -1e5 included).",
     gammainc: "The regularized lower incomplete gamma function P(a, x) (a > 0, x >= 0). "
-              "Differentiable in x only.",
+              "Differentiable in x (any order) and in a (first order).",
     gammaincc: "The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x). "
-               "Differentiable in x only.",
+               "Differentiable in x (any order) and in a (first order).",
     betainc: "The regularized incomplete beta function I_x(a, b) (a, b > 0, 0 <= x <= 1). "
              "Differentiable in x only.",
-    gammaincinv: "The inverse of gammainc(a, .): x with P(a, x) = p. Differentiable in p only.",
+    gammaincinv: "The inverse of gammainc(a, .): x with P(a, x) = p. Differentiable in p "
+                 "(any order) and in a (first order).",
     betaincinv: "The inverse of betainc(a, b, .): x with I_x(a, b) = p. Differentiable in p "
                 "only.",
 }

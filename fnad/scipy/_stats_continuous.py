@@ -381,9 +381,9 @@ cauchy = _make("cauchy", "Cauchy distribution", (), _cauchy_std,
 t = _make("t", "Student t distribution", ("df",), _t_std, _t_rvs,
           "every parameter except df in cdf/sf/ppf (betainc's shape derivative)", ", df")
 gamma = _make("gamma", "gamma distribution", ("a",), _gamma_std, _gamma_rvs,
-              "every parameter except a in cdf/sf/ppf (gammainc's shape derivative)", ", a")
+              "every parameter (a to first order in cdf/sf/ppf)", ", a")
 chi2 = _make("chi2", "chi-squared distribution", ("df",), _chi2_std, _chi2_rvs,
-             "every parameter except df in cdf/sf/ppf (gammainc's shape derivative)", ", df")
+             "every parameter (df to first order in cdf/sf/ppf)", ", df")
 beta = _make("beta", "beta distribution", ("a", "b"), _beta_std, _beta_rvs,
              "every parameter except a, b in cdf/sf/ppf (betainc's shape derivative)",
              ", a, b")

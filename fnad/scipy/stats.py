@@ -3,9 +3,10 @@
 Each family is an object with scipy's methods (`norm.logpdf(x, loc, scale)`, ...), written
 with fnad.numpy and fnad.scipy.special so they are differentiable in the data and the
 parameters and broadcast together; `rvs(key, ...)` samples with a fnad.random key.
-Not differentiable: the shape parameters of the gamma, chi2, t and beta cdf/sf (the
-incomplete gamma/beta functions have no closed-form shape derivative; asking raises
-NotImplementedError), and sampling in the shape parameters of gamma-based families.
+Not differentiable: the shape parameters of the t and beta cdf/sf/ppf and binom's n in
+cdf/sf (the incomplete beta function has no shape derivative here; asking raises
+NotImplementedError), second derivatives in the gamma/chi2 shape parameter of cdf/sf/ppf,
+and sampling in the shape parameters of gamma-based families.
 """
 
 from ._stats_continuous import (

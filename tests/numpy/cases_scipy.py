@@ -1,9 +1,9 @@
 """Op table, part 4: fnad.scipy.special additions, fnad.scipy.linalg, fnad.scipy.signal and
 fnad.scipy.stats (format: tests/numpy/cases.py).
 
-Shape parameters of the incomplete gamma/beta functions (gammainc's a, betainc's a and b,
-and so the shape parameters of the gamma/chi2/t/beta cdf and the binom n) carry no
-derivative: cases close over them. Torch parity uses torch.special, torch.linalg,
+Shape parameters of the incomplete beta function (betainc's a and b, and so the t/beta
+cdf's and binom's n) carry no derivative, gammainc's a a first derivative only: cases close
+over them or check order 1. Torch parity uses torch.special, torch.linalg,
 torch.nn.functional convolutions and torch.distributions (validate_args off).
 """
 
@@ -68,6 +68,10 @@ SP = [
     case("special.gammaincc", "(2,3) a=(3,) const", lambda x: fsp.gammaincc(
         np.array([0.5, 2.5, 7.0]), x), ((2, 3),), (_u(0.3, 9),),
          lambda t: torch.special.gammaincc(torch.tensor([0.5, 2.5, 7.0], dtype=t.dtype), t)),
+    case("special.gammainc", "(3,)x(3,) in a and x, order 1", fsp.gammainc, ((3,), (3,)),
+         (_fixed(0.7, 2.5, 9.0), _fixed(0.5, 3.0, 12.0)), None, order=1),
+    case("special.gammaincc", "(3,)x(2,3) in a and x, order 1", fsp.gammaincc, ((3,), (2, 3)),
+         (_u(0.5, 6), _u(0.3, 9)), None, order=1),
     case("special.betainc", "(2,3) a, b const", lambda x: fsp.betainc(
         np.array([0.7, 2.5, 4.0]), 1.5, x), ((2, 3),), (_u(0.15, 0.85),), None),
     case("special.gammaincinv", "(2,3) a=(3,) const", lambda p: fsp.gammaincinv(
