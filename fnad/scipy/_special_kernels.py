@@ -264,8 +264,12 @@ def _solve_log(logf, dlogf, logp, lo, hi, x):
         mid = np.where(lol > 0, np.sqrt(lol * hil), 0.5 * (lol + hil))
         bad = ~((new > lol) & (new < hil))
         new = np.where(bad, mid, new)
+        # converged: log f(x) = log p to rounding (keep x: a rounded-away Newton step would
+        # fall back to bisection), or a step within rounding
+        at_root = np.abs(r) <= 2e-16
+        new = np.where(at_root, xl, new)
         x[live], lo[live], hi[live] = new, lol, hil
-        done = (np.abs(new - xl) <= 2e-16 * np.abs(new)) | (r == 0) | (hil - lol <= 0)
+        done = at_root | (np.abs(new - xl) <= 2e-16 * np.abs(new)) | (hil - lol <= 0)
         live = live[~done]
         if not live.size:
             break
