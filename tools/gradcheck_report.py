@@ -3,10 +3,10 @@
 Usage: python tools/gradcheck_report.py [--out docs/gradcheck.md] [--no-pytest]
 
 For every case of the op tables (tests/numpy/cases.py and, when present,
-tests/numpy/cases_linalg.py) it runs fnad.test_util.check_grads to the case's order in
-both modes, measures the error of the JVP and VJP against five-point finite differences
-and of forward values and VJPs against PyTorch (float64), then runs the whole pytest
-battery of tests/numpy with the thorough hypothesis profile. One row per op.
+tests/numpy/cases_linalg.py and cases_scipy.py) it runs fnad.test_util.check_grads to the
+case's order in both modes, measures the error of the JVP and VJP against five-point
+finite differences and of forward values and VJPs against PyTorch (float64), then runs
+the whole pytest battery of tests/numpy with the thorough hypothesis profile. One row per op.
 """
 
 import argparse
@@ -75,6 +75,11 @@ def load_cases():
     try:
         from tests.numpy.cases_linalg import CASES as linalg_cases
         cases += list(linalg_cases)
+    except ImportError:
+        pass
+    try:
+        from tests.numpy.cases_scipy import CASES as scipy_cases
+        cases += list(scipy_cases)
     except ImportError:
         pass
     return cases

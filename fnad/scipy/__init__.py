@@ -1,3 +1,6 @@
 """fnad.scipy: differentiable pieces of SciPy."""
 
+from . import linalg as linalg
+from . import signal as signal
 from . import special as special
+from . import stats as stats

@@ -20,6 +20,41 @@ from ._special import (
     xlog1py as xlog1py,
     xlogy as xlogy,
 )
+from ._bessel import (
+    i0 as i0,
+    i0e as i0e,
+    i1 as i1,
+    i1e as i1e,
+    iv as iv,
+    ive as ive,
+    j0 as j0,
+    j1 as j1,
+    jn as jn,
+    y0 as y0,
+    y1 as y1,
+    yn as yn,
+)
+from ._special_extra import (
+    beta as beta,
+    betainc as betainc,
+    betaincinv as betaincinv,
+    betaln as betaln,
+    erfcinv as erfcinv,
+    erfcx as erfcx,
+    gamma as gamma,
+    gammainc as gammainc,
+    gammaincc as gammaincc,
+    gammaincinv as gammaincinv,
+    log_ndtr as log_ndtr,
+    multigammaln as multigammaln,
+    ndtr as ndtr,
+    ndtri as ndtri,
+    rgamma as rgamma,
+)
 
 __all__ = ["digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "log_softmax", "logit",
-           "logsumexp", "polygamma", "psi", "softmax", "xlog1py", "xlogy"]
+           "logsumexp", "polygamma", "psi", "softmax", "xlog1py", "xlogy",
+           "beta", "betainc", "betaln", "erfcinv", "erfcx", "gamma", "gammainc", "gammaincc",
+           "log_ndtr", "multigammaln", "ndtr", "ndtri", "rgamma",
+           "betaincinv", "gammaincinv", "i0", "i0e", "i1", "i1e", "iv", "ive", "j0", "j1",
+           "jn", "y0", "y1", "yn"]

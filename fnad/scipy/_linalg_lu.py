@@ -1,0 +1,175 @@
+"""LU factorisation for fnad.scipy.linalg: lu, lu_factor, lu_solve.
+
+The row permutation is found on the plain values (it is piecewise constant: no derivative);
+the factors are a primitive, the LU factorisation without pivoting of the already permuted
+matrix, whose rules are (for A = L U square, F = L^{-1} dA U^{-1}):
+  dL = L tril(F, -1),   dU = triu(F) U,
+  gA = L^{-T} (tril(L^T gL, -1) + triu(gU U^T)) U^{-T}.
+"""
+
+import numpy as np
+
+from .. import numpy as fnp
+from .._backend import array_module
+from .._tracer import getval
+from ..extend import defjvp, defvjp
+from ..numpy._linalg import check_matrix, mT
+from ..numpy._util import shape, wrap
+
+
+def _lu_kernel(a, pivot):
+    """(swaps, L, U) of a stack of (m, n) matrices: swaps[..., k] is the row exchanged with
+    row k at step k (LAPACK's piv), L is (m, k) unit lower, U (k, n) upper, k = min(m, n)."""
+    xp = array_module(a)
+    a = a.astype(np.result_type(a.dtype, np.float64), copy=True)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    swaps = xp.zeros(a.shape[:-2] + (k,), dtype=np.int64)
+    for j in range(k):
+        if pivot:
+            p = j + xp.argmax(xp.abs(a[..., j:, j]), axis=-1)
+            swaps[..., j] = p
+            rows_j = a[..., j, :].copy()
+            rows_p = xp.take_along_axis(a, p[..., None, None], axis=-2)[..., 0, :]
+            a[..., j, :] = rows_p
+            xp.put_along_axis(a, p[..., None, None], rows_j[..., None, :], axis=-2)
+        else:
+            swaps[..., j] = j
+        piv = a[..., j, j][..., None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a[..., j + 1:, j] = a[..., j + 1:, j] / piv
+        a[..., j + 1:, j + 1:] -= a[..., j + 1:, j, None] * a[..., j, None, j + 1:]
+    low = xp.tril(a[..., :, :k], -1) + xp.eye(m, k, dtype=a.dtype)
+    return swaps, low, xp.triu(a[..., :k, :])
+
+
+def swaps_to_perm(swaps, m):
+    """The row order perm (P^T A = A[perm]) from LAPACK-style swaps."""
+    perm = np.broadcast_to(np.arange(m), swaps.shape[:-1] + (m,)).copy()
+    for j in range(swaps.shape[-1]):
+        p = swaps[..., j:j + 1]
+        pj = perm[..., j:j + 1].copy()
+        perm[..., j:j + 1] = np.take_along_axis(perm, p, axis=-1)
+        np.put_along_axis(perm, p, pj, axis=-1)
+    return perm
+
+
+_lu_p = wrap(lambda a: tuple(_lu_kernel(a, False)[1:]), "lu_nopivot", multiple_results=True)
+
+
+def _square(a):
+    m, n = shape(a)[-2:]
+    if m != n:
+        raise NotImplementedError(
+            f"fnad.scipy.linalg.lu: derivatives are implemented for square matrices only, got "
+            f"shape {shape(a)}; pad the matrix to square or differentiate a QR-based solve.")
+
+
+def _vjp_lu(g, ans, a):
+    _square(a)
+    gl, gu = g
+    low, up = ans
+    mid = fnp.tril(fnp.matmul(mT(low), gl), -1) + fnp.triu(fnp.matmul(gu, mT(up)))
+    y = fnp.linalg.solve(mT(low), mid)             # L^{-T} mid
+    return mT(fnp.linalg.solve(up, mT(y)))          # (...) U^{-T}
+
+
+def _jvp_lu(t, ans, a):
+    _square(a)
+    low, up = ans
+    f = mT(fnp.linalg.solve(mT(up), mT(fnp.linalg.solve(low, t))))   # L^{-1} dA U^{-1}
+    return fnp.matmul(low, fnp.tril(f, -1)), fnp.matmul(fnp.triu(f), up)
+
+
+defvjp(_lu_p, _vjp_lu)
+defjvp(_lu_p, _jvp_lu)
+
+
+def _permuted(a):
+    """(perm, swaps, A[perm]): the rows of `a` in partial-pivoting order."""
+    swaps = _lu_kernel(np.asarray(getval(a)), True)[0]
+    perm = swaps_to_perm(swaps, shape(a)[-2])
+    idx = np.broadcast_to(perm[..., None], perm.shape + shape(a)[-1:])
+    return perm, swaps, fnp.take_along_axis(a, idx, axis=-2)
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """LU decomposition with partial pivoting, as `scipy.linalg.lu`: a = p @ l @ u.
+
+    Args:
+      a: (..., M, N) array (batched over leading axes).
+      permute_l: return (p @ l, u) instead.
+      p_indices: return the permutation as row indices (a = l[p] @ u) instead of a matrix.
+
+    Returns:
+      (p, l, u), or (pl, u) with permute_l. Differentiable in `a` for square matrices (the
+      permutation is piecewise constant).
+
+    Example:
+      p, l, u = fnad.scipy.linalg.lu(a)
+    """
+    a = check_matrix(a, "lu")
+    perm, _, pa = _permuted(a)
+    low, up = _lu_p(pa)
+    m = shape(a)[-2]
+    inv = np.argsort(perm, axis=-1)  # A = L[inv] U
+    if permute_l:
+        idx = np.broadcast_to(inv[..., None], inv.shape + shape(low)[-1:])
+        return fnp.take_along_axis(low, idx, axis=-2), up
+    if p_indices:
+        return inv, low, up
+    p = perm[..., None, :] == np.arange(m)[:, None]  # p[r, c] = 1 where A's row r is LU's c
+    return p.astype(getval(low).dtype), low, up
+
+
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """The packed LU factorisation of a square matrix, as `scipy.linalg.lu_factor`.
+
+    Returns:
+      (lu, piv): lu holds U and L's strictly lower part; row i was interchanged with row
+      piv[i]. Differentiable in `a` (through lu).
+
+    Example:
+      lu_piv = fnad.scipy.linalg.lu_factor(a); x = fnad.scipy.linalg.lu_solve(lu_piv, b)
+    """
+    a = check_matrix(a, "lu_factor")
+    _, swaps, pa = _permuted(a)
+    low, up = _lu_p(pa)
+    return fnp.tril(low, -1) + up, swaps
+
+
+def _solve_tri(a, b, lower, unit):
+    from ._linalg import solve_triangular
+    return solve_triangular(a, b, lower=lower, unit_diagonal=unit)
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """Solve a x = b from lu_factor's output, as `scipy.linalg.lu_solve`.
+
+    Args:
+      lu_and_piv: (lu, piv) from lu_factor.
+      b: (N,) or (N, K) right-hand side.
+      trans: 0 solves a x = b, 1 (or 2) a^T x = b.
+
+    Example:
+      x = fnad.scipy.linalg.lu_solve(fnad.scipy.linalg.lu_factor(a), b)
+    """
+    lu_, piv = lu_and_piv
+    piv = np.asarray(getval(piv))
+    perm = swaps_to_perm(piv, shape(lu_)[-1])
+    b = b if hasattr(b, "shape") else np.asarray(b, dtype=np.float64)
+    vec = len(shape(b)) == 1
+    bb = fnp.reshape(b, shape(b) + (1,)) if vec else b
+    if trans in (0, "N"):
+        y = _solve_tri(lu_, fnp.take(bb, perm, axis=-2), True, True)
+        x = _solve_tri(lu_, y, False, False)
+    elif trans in (1, 2, "T", "C"):
+        y = _solve_tri(mT(lu_), bb, True, False)
+        z = _solve_tri(mT(lu_), y, False, True)
+        x = fnp.take(z, np.argsort(perm), axis=-2)
+    else:
+        raise ValueError(f"fnad.scipy.linalg.lu_solve: trans must be 0, 1 or 2, got {trans!r}.")
+    return x[..., 0] if vec else x
+
+
+__all__ = ["lu", "lu_factor", "lu_solve"]
