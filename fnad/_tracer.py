@@ -11,7 +11,7 @@ the trace of the innermost (highest-level) tracer, which records it.
 import itertools
 
 __all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "register_callable",
-           "PRIMITIVE_OF"]
+           "PRIMITIVE_OF", "ALL_PRIMITIVES"]
 
 _levels = itertools.count(1)
 
@@ -34,7 +34,13 @@ class Trace:
 
 
 class Tracer:
-    """A value being traced at some level. `fnad.numpy` adds operator overloads."""
+    """A value being traced at some level. `fnad.numpy` adds operator overloads.
+
+    Every tracer has an abstract value `aval` (a `fnad._abstract.ShapedArray`: shape, dtype,
+    array module) that needs no concrete value; `shape`, `dtype`, `ndim` and `size` are read
+    from it. Tracers that hold a concrete value (autodiff) may answer them from the value's
+    own fields, which is the same thing and cheaper; a staging tracer has only `aval`.
+    """
 
     __slots__ = ()
     __array_ufunc__ = None  # make NumPy defer binary operators to the tracer
@@ -46,20 +52,25 @@ class Tracer:
         raise NotImplementedError
 
     @property
+    def aval(self):
+        """The abstract value (shape, dtype, array module) of this tracer."""
+        raise NotImplementedError
+
+    @property
     def shape(self):
-        return self.value.shape
+        return self.aval.shape
 
     @property
     def dtype(self):
-        return self.value.dtype
+        return self.aval.dtype
 
     @property
     def ndim(self):
-        return len(self.value.shape)
+        return len(self.shape)
 
     @property
     def size(self):
-        return self.value.size
+        return self.aval.size
 
     def __bool__(self):
         return bool(self.value)
@@ -94,13 +105,16 @@ def getval(x):
     return x
 
 
+ALL_PRIMITIVES = []  # every Primitive ever made, in creation order (for rule-coverage tests)
+
+
 class Primitive:
     """One operation and the rules that transforms look up.
 
     Slots: `impl` (backend implementation), `vjps` (per-argument VJP rules
     `rule(g, ans, *args, **kwargs)`), `jvps` (per-argument JVP rules
     `rule(t, ans, *args, **kwargs)`), `batch` (batching rule), `abstract_eval`
-    (shape/dtype), `nondiff` (outputs carry no derivative), `multiple_results`.
+    (`rule(*avals_or_consts, **kwargs) -> aval`, see fnad._abstract), `nondiff` (outputs carry no derivative), `multiple_results`.
     """
 
     __slots__ = ("name", "impl", "vjps", "jvps", "batch", "abstract_eval", "nondiff",
@@ -116,6 +130,7 @@ class Primitive:
         self.nondiff = nondiff
         self.multiple_results = multiple_results
         self.fun = None
+        ALL_PRIMITIVES.append(self)
 
     def __repr__(self):
         return f"<fnad primitive {self.name}>"

@@ -12,14 +12,21 @@ Example:
 
 A VJP rule `rule(g, ans, *args, **kwargs)` returns the cotangent of one argument;
 a JVP rule `rule(t, ans, *args, **kwargs)` returns the tangent of the output
-contributed by one argument's tangent `t`. Rules written with `fnad.numpy` are
+contributed by one argument's tangent `t`. An abstract evaluation
+`rule(*avals_or_consts, **kwargs)` maps the ShapedArrays of the array arguments (other
+arguments come as they are) to the result's ShapedArray, e.g.
+`defabstract_eval(softsign, lambda x: x)`. Rules written with `fnad.numpy` are
 themselves differentiable, so higher derivatives work.
 """
 
+from ._abstract import ShapedArray as ShapedArray
+from ._abstract import abstract_eval as abstract_eval
+from ._abstract import aval_of as aval_of
 from ._tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive
 
 __all__ = ["Primitive", "Tracer", "primitive", "defvjp", "defjvp", "defjvp_linear",
-           "defvjp_multi", "getval", "as_primitive"]
+           "defvjp_multi", "defabstract_eval", "getval", "as_primitive", "ShapedArray",
+           "aval_of", "abstract_eval"]
 
 
 def as_primitive(fun_or_prim):
@@ -77,3 +84,16 @@ def defvjp_multi(fun, rule, nargs):
     prim = as_primitive(fun)
     for i in range(nargs):
         prim.vjps[i] = (lambda g, ans, *args, _i=i, **kw: rule(g, ans, *args, **kw)[_i])
+
+
+def defabstract_eval(fun, rule):
+    """Register the abstract evaluation of `fun`: shapes and dtypes in, shape and dtype out.
+
+    `rule(*avals_or_consts, **kwargs)` receives a `ShapedArray` for each array argument (and
+    lists of them for list arguments) and every other argument as it is; it returns the
+    result's `ShapedArray` (a tuple of them for a multiple-result primitive).
+
+    Example:
+      defabstract_eval(softsign, lambda x: x)
+    """
+    as_primitive(fun).abstract_eval = rule

@@ -9,7 +9,8 @@ import numpy as np
 from .. import numpy as fnp
 from .._backend import asarray_like, is_cupy_array
 from .._tracer import Tracer, getval
-from ..extend import defjvp, defvjp
+from .._abstract import dtype_rule, elementwise_rule, reduction_rule
+from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
 from ..numpy._util import norm_axes, shape, unbroadcast, wrap
 from . import _special_math as _m
 
@@ -257,3 +258,12 @@ def log_softmax(x, axis=None):
       fnad.scipy.special.log_softmax(np.array([0.0, -1e4]), axis=0)
     """
     return _log_softmax_p(_arr(x), _axis_arg(axis))
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+for _f in (erf, erfc, erfinv, gammaln, digamma, polygamma, expit, logit, xlogy, xlog1py):
+    defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
+defabstract_eval(_lse_p, reduction_rule(_lse_impl))
+defabstract_eval(_softmax_p, dtype_rule(_softmax_impl))
+defabstract_eval(_log_softmax_p, dtype_rule(_log_softmax_impl))
+del _f
