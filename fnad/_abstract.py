@@ -106,15 +106,20 @@ def _is_arraylike(x):
     return isinstance(x, (Tracer, np.ndarray, np.generic)) or is_cupy_array(x)
 
 
+def _is_nested_array(x):
+    return isinstance(x, (Tracer, np.ndarray)) or is_cupy_array(x)
+
+
 def abstractify(args):
-    """Arrays and tracers among `args` (and in lists/tuples among them) as abstract values;
-    everything else (Python scalars, axes, shapes, None) is passed as it is."""
+    """Arrays, NumPy scalars and tracers among `args`, and arrays and tracers in lists/tuples
+    among them, as abstract values; everything else (Python scalars, axes, shapes, None, the
+    NumPy integers of an axis tuple) is passed as it is."""
     out = []
     for a in args:
         if _is_arraylike(a):
             a = aval_of(a)
-        elif isinstance(a, (list, tuple)) and any(_is_arraylike(x) for x in a):
-            a = type(a)(aval_of(x) if _is_arraylike(x) else x for x in a)
+        elif isinstance(a, (list, tuple)) and any(_is_nested_array(x) for x in a):
+            a = type(a)(aval_of(x) if _is_nested_array(x) else x for x in a)
         out.append(a)
     return out
 

@@ -114,7 +114,8 @@ class Primitive:
     Slots: `impl` (backend implementation), `vjps` (per-argument VJP rules
     `rule(g, ans, *args, **kwargs)`), `jvps` (per-argument JVP rules
     `rule(t, ans, *args, **kwargs)`), `batch` (batching rule), `abstract_eval`
-    (`rule(*avals_or_consts, **kwargs) -> aval`, see fnad._abstract), `nondiff` (outputs carry no derivative), `multiple_results`.
+    (`rule(*avals_or_consts, **kwargs) -> aval`, see fnad._abstract), `nondiff` (outputs
+    carry no derivative), `multiple_results`.
     """
 
     __slots__ = ("name", "impl", "vjps", "jvps", "batch", "abstract_eval", "nondiff",

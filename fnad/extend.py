@@ -19,14 +19,22 @@ arguments come as they are) to the result's ShapedArray, e.g.
 themselves differentiable, so higher derivatives work.
 """
 
+from ._abstract import AbstractEvalError as AbstractEvalError
 from ._abstract import ShapedArray as ShapedArray
 from ._abstract import abstract_eval as abstract_eval
 from ._abstract import aval_of as aval_of
+from ._abstract import data_dependent_rule as data_dependent_rule
+from ._abstract import dtype_rule as dtype_rule
+from ._abstract import elementwise_rule as elementwise_rule
+from ._abstract import reduction_rule as reduction_rule
+from ._abstract import same_rule as same_rule
+from ._abstract import standin_rule as standin_rule
 from ._tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive
 
 __all__ = ["Primitive", "Tracer", "primitive", "defvjp", "defjvp", "defjvp_linear",
            "defvjp_multi", "defabstract_eval", "getval", "as_primitive", "ShapedArray",
-           "aval_of", "abstract_eval"]
+           "aval_of", "abstract_eval", "AbstractEvalError", "data_dependent_rule", "dtype_rule",
+           "elementwise_rule", "reduction_rule", "same_rule", "standin_rule"]
 
 
 def as_primitive(fun_or_prim):

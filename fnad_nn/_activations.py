@@ -11,7 +11,7 @@ import numpy as np
 
 import fnad.numpy as fnp
 from fnad._backend import array_module
-from fnad.extend import defjvp, defvjp, getval, primitive
+from fnad.extend import defabstract_eval, defjvp, defvjp, dtype_rule, getval, primitive
 
 from ._parallel import parallel_rows
 
@@ -436,3 +436,15 @@ defjvp(_gelu_exact, lambda t, ans, x: t * _gelu_d(x))
 
 def _erf(x):
     return _erf_p(x)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+# Each keeps its input's shape; the dtype is the implementation's on a size-1 stand-in.
+
+defabstract_eval(_relu, dtype_rule(_relu_impl))
+defabstract_eval(_sigmoid, dtype_rule(_sigmoid_impl))
+defabstract_eval(_softplus, dtype_rule(_softplus_impl))
+defabstract_eval(_softmax, dtype_rule(_softmax_impl))
+defabstract_eval(_log_softmax, dtype_rule(_log_softmax_impl))
+defabstract_eval(_phi, dtype_rule(_phi_impl))
+defabstract_eval(_erf_p, dtype_rule(_erf_impl))
+defabstract_eval(_gelu_exact, dtype_rule(_gelu_exact_impl))

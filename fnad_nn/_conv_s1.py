@@ -23,7 +23,7 @@ import numpy as np
 
 import fnad.numpy as fnp
 from fnad._backend import array_module
-from fnad.extend import defjvp, defjvp_linear, defvjp, primitive
+from fnad.extend import ShapedArray, defabstract_eval, defjvp, defjvp_linear, defvjp, primitive
 
 from ._parallel import parallel_map, scratch
 from ._util import shape_of
@@ -209,3 +209,19 @@ defvjp(conv_s1_dw,
        lambda ct, ans, g, x, ws, geom: conv_s1_dx(g, ct, shape_of(x), geom))
 defjvp_linear(conv_s1_dx, argnums=(0, 1))
 defjvp_linear(conv_s1_dw, argnums=(0, 1))
+
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _conv_s1_aval(x, w, b, geom):
+    _, _, ho, wo, _, _ = _dims(x.shape, geom)
+    dtype = np.result_type(x.dtype, w.dtype, *(() if b is None else (b.dtype,)))
+    return ShapedArray((x.shape[0], w.shape[0], ho, wo), dtype, xp=x.xp)
+
+
+defabstract_eval(conv_s1, _conv_s1_aval)
+defabstract_eval(conv_s1_dx, lambda g, w, x_shape, geom: ShapedArray(
+    x_shape, np.result_type(g.dtype, w.dtype), xp=g.xp))
+defabstract_eval(conv_s1_dw, lambda g, x, w_shape, geom: ShapedArray(
+    w_shape, np.result_type(g.dtype, x.dtype), xp=g.xp))

@@ -5,7 +5,8 @@ import numpy as np
 
 import fnad.numpy as fnp
 from fnad._backend import array_module
-from fnad.extend import defjvp, defvjp, getval, primitive
+from fnad.extend import (ShapedArray, as_primitive, defabstract_eval, defjvp, defvjp, getval,
+                         primitive)
 
 from ._activations import _softplus, log_softmax, softmax
 from ._util import shape_of
@@ -265,3 +266,20 @@ def binary_cross_entropy_with_logits(logits, targets, *, pos_weight=None, reduct
     else:
         loss = (1 - targets) * logits + (1 + (pos_weight - 1) * targets) * sp
     return _reduce(loss, reduction)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _sparse_xent_aval(logits, labels, smoothing=0.0):
+    tiny = _sparse_xent_impl(np.zeros((1,) * logits.ndim, logits.dtype),
+                             np.zeros((1,) * labels.ndim, labels.dtype), smoothing)
+    return ShapedArray(logits.shape[:-1], tiny.dtype, xp=logits.xp)
+
+
+def _xent_aval(logits, targets):
+    both = as_primitive(fnp.multiply).abstract_eval(logits, targets)
+    return both.update(shape=both.shape[:-1])
+
+
+defabstract_eval(_sparse_xent, _sparse_xent_aval)
+defabstract_eval(_xent, _xent_aval)

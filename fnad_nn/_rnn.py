@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import defjvp, defvjp, getval, primitive
+from fnad.extend import defabstract_eval, defjvp, defvjp, getval, primitive
 
 from . import _init
 from ._activations import sigmoid
@@ -27,6 +27,7 @@ def _unstack_impl(x):
 _unstack = primitive(_unstack_impl, "unstack", multiple_results=True)
 defvjp(_unstack, lambda g, ans, x: fnp.stack(list(g)))
 defjvp(_unstack, lambda t, ans, x: _unstack(t))
+defabstract_eval(_unstack, lambda x: (x.update(shape=x.shape[1:]),) * x.shape[0])
 
 
 def _time_major_steps(x):

@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CORE = ["fnad/_tracer.py", "fnad/_autodiff.py", "fnad/_transforms.py", "fnad/_tree.py"]
+CORE = ["fnad/_tracer.py", "fnad/_abstract.py", "fnad/_autodiff.py", "fnad/_transforms.py",
+        "fnad/_tree.py"]
 
 
 def _imports(path):
@@ -35,7 +36,7 @@ def test_importing_the_core_modules_alone_does_not_load_fnad_numpy():
 import importlib.util, sys, types
 pkg = types.ModuleType("fnadcore"); pkg.__path__ = [{str(ROOT / 'fnad')!r}]
 sys.modules["fnadcore"] = pkg
-for name in ["_tracer", "_backend", "_tree", "_autodiff", "_transforms"]:
+for name in ["_tracer", "_backend", "_abstract", "_tree", "_autodiff", "_transforms"]:
     spec = importlib.util.spec_from_file_location(
         "fnadcore." + name, {str(ROOT / 'fnad')!r} + "/" + name + ".py")
     mod = importlib.util.module_from_spec(spec)
