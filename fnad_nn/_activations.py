@@ -11,9 +11,10 @@ import numpy as np
 
 import fnad.numpy as fnp
 from fnad._backend import array_module
-from fnad.extend import defabstract_eval, defjvp, defvjp, dtype_rule, getval, primitive
+from fnad.extend import defabstract_eval, defjvp, defvjp, dtype_rule, primitive
 
 from ._parallel import parallel_rows
+from ._util import as_array
 
 __all__ = ["relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softplus", "softmax",
            "log_softmax", "one_hot"]
@@ -278,9 +279,8 @@ def one_hot(labels, num_classes, *, dtype=np.float32):
     Example:
       one_hot(np.array([0, 2]), 3)   # [[1, 0, 0], [0, 0, 1]]
     """
-    labels = getval(labels)
     xp = array_module(labels)
-    return (xp.asarray(labels)[..., None] == xp.arange(num_classes)).astype(dtype)
+    return (as_array(xp, labels)[..., None] == xp.arange(num_classes)).astype(dtype)
 
 
 # ----------------------------------------------------------------------------- exact GELU

@@ -80,3 +80,24 @@ def checking_abstract_eval():
     finally:
         for p, impl in saved:
             p.impl = impl
+
+
+_CONVERSIONS = ("__bool__", "__int__", "__float__", "__index__")
+
+
+@contextlib.contextmanager
+def no_concrete_reads():
+    """Within the block, converting a tracer to a Python bool/int/float/index raises: code
+    that passes runs unchanged when its inputs are staged (jit)."""
+    from fnad._tracer import Tracer
+    saved = {n: Tracer.__dict__[n] for n in _CONVERSIONS}
+
+    def refuse(self, *args):
+        raise AssertionError("the concrete value of a traced input was read")
+    for n in _CONVERSIONS:
+        setattr(Tracer, n, refuse)
+    try:
+        yield
+    finally:
+        for n, f in saved.items():
+            setattr(Tracer, n, f)

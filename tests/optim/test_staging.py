@@ -2,33 +2,14 @@
 and choices are selects, so a whole training step can be staged (jit). Checked by running
 updates on tracers whose bool/int/float/index conversions raise, against eager runs."""
 
-import contextlib
-
 import numpy as np
 import pytest
 
 import fnad
 import fnad_optim as fo
 from fnad._autodiff import RevTrace
-from fnad._tracer import Tracer, getval
-
-_CONVERSIONS = ("__bool__", "__int__", "__float__", "__index__")
-
-
-@contextlib.contextmanager
-def no_concrete_reads():
-    saved = {n: Tracer.__dict__[n] for n in _CONVERSIONS}
-
-    def refuse(self, *args):
-        raise AssertionError("an optimizer read the concrete value of a traced input")
-    for n in _CONVERSIONS:
-        setattr(Tracer, n, refuse)
-    try:
-        yield
-    finally:
-        for n, f in saved.items():
-            setattr(Tracer, n, f)
-
+from fnad._tracer import getval
+from tests.core.avalcheck import no_concrete_reads
 
 def _params(dtype):
     rng = np.random.default_rng(0)
