@@ -3,7 +3,7 @@
 import numpy as np
 
 from .._abstract import ShapedArray, is_aval, ufunc_rule, xp_of
-from .._tracer import PRIMITIVE_OF, Primitive, getval, primitive, register_callable
+from .._tracer import PRIMITIVE_OF, Primitive, primitive, register_callable
 
 __all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes",
            "linalg_rule"]
@@ -46,8 +46,9 @@ def ndim(x):
 
 
 def dtype_of(x):
-    v = getval(x)
-    return v.dtype if hasattr(v, "dtype") else np.result_type(v)
+    """The dtype of an array, a tracer (from its abstract value) or a Python scalar."""
+    d = getattr(x, "dtype", None)
+    return d if d is not None else np.result_type(x)
 
 
 def norm_axes(axis, nd):
