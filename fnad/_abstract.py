@@ -219,7 +219,8 @@ def ufunc_rule(ufunc):
         shape = broadcast_shapes_of(args)
         dts = tuple(_ufunc_dtype_arg(a) for a in args) + (None,) * ufunc.nout
         dtype = ufunc.resolve_dtypes(dts)[-1]
-        return ShapedArray(shape, dtype, xp=xp_of(args))
+        weak = all(a.weak_type if is_aval(a) else type(a) in _WEAK_DTYPES for a in args)
+        return ShapedArray(shape, dtype, weak, xp_of(args))
     return rule
 
 

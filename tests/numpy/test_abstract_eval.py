@@ -89,6 +89,8 @@ def test_weak_scalars_in_ufunc_abstract_eval():
     assert add.abstract_eval(f32, 2.0) == f32
     assert add.abstract_eval(ShapedArray((), np.float64, weak_type=True), f32) == f32
     assert add.abstract_eval(ShapedArray((3, 1), np.int8), 1).dtype == np.int8
+    weak = ShapedArray((), np.float64, weak_type=True)
+    assert add.abstract_eval(weak, 1.0) == weak  # weak with weak stays weak
 
 
 @pytest.mark.parametrize("fun", [fnp.nonzero, fnp.argwhere, fnp.flatnonzero])
