@@ -8,6 +8,7 @@ the backward pass is itself traced, which is how higher derivatives work.
 A `JVPTrace` pushes tangents forward through each primitive's JVP rules.
 """
 
+from ._abstract import aval_of
 from ._backend import array_module
 from ._tracer import Trace, Tracer, bind_traced, getval
 
@@ -46,6 +47,14 @@ class RevTracer(Tracer):
 
     def __repr__(self):
         return f"RevTracer(level={self._trace.level}, value={self._value!r})"
+
+    # The abstract value comes from the value's own shape and dtype; the four fields are read
+    # from the value directly (the same answer, without building a ShapedArray per access).
+    aval = property(lambda s: aval_of(s._value))
+    shape = property(lambda s: s._value.shape)
+    dtype = property(lambda s: s._value.dtype)
+    ndim = property(lambda s: s._value.ndim)
+    size = property(lambda s: s._value.size)
 
 
 class CustomNode:
@@ -182,6 +191,14 @@ class JVPTracer(Tracer):
 
     def __repr__(self):
         return f"JVPTracer(level={self._trace.level}, value={self._value!r})"
+
+    # The abstract value comes from the value's own shape and dtype; the four fields are read
+    # from the value directly (the same answer, without building a ShapedArray per access).
+    aval = property(lambda s: aval_of(s._value))
+    shape = property(lambda s: s._value.shape)
+    dtype = property(lambda s: s._value.dtype)
+    ndim = property(lambda s: s._value.ndim)
+    size = property(lambda s: s._value.size)
 
 
 class JVPTrace(Trace):

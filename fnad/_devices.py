@@ -12,7 +12,8 @@ import numpy as np
 from ._backend import cupy_or_none, gpu_unavailable_reason, is_cupy_array
 from ._tracer import Tracer, getval, primitive
 from ._tree import tree_map
-from .extend import defjvp_linear, defvjp
+from ._abstract import ShapedArray
+from .extend import defabstract_eval, defjvp_linear, defvjp
 
 __all__ = ["Device", "devices", "device_of", "device_put", "to_numpy", "parse_device"]
 
@@ -137,6 +138,15 @@ _put = primitive(_put_impl, "device_put")
 # The derivative of a move is the move back to where the input was.
 defvjp(_put, lambda g, ans, x, device: _put(g, str(device_of(x))))
 defjvp_linear(_put)
+
+
+def _put_aval(x, device):
+    """The same shape and dtype, in the array module of `device`."""
+    d = parse_device(device)
+    return ShapedArray(x.shape, x.dtype, x.weak_type, np if d.platform == "cpu" else cupy_or_none())
+
+
+defabstract_eval(_put, _put_aval)
 
 
 def _put_leaf(x, device):

@@ -93,6 +93,11 @@ class Tracer:
 
     The array methods and operators (`x + y`, `x[i]`, `x.sum()`) come from the array layer,
     registered once with `register_array_methods` (fnad/__init__.py registers fnad.numpy's).
+
+    Every tracer has an abstract value `aval` (a `fnad._abstract.ShapedArray`: shape, dtype,
+    array module) that needs no concrete value; `shape`, `dtype`, `ndim` and `size` are read
+    from it. Tracers that hold a concrete value (autodiff) may answer them from the value's
+    own fields, which is the same thing and cheaper; a staging tracer has only `aval`.
     """
 
     __slots__ = ()
@@ -105,20 +110,25 @@ class Tracer:
         raise NotImplementedError
 
     @property
+    def aval(self):
+        """The abstract value (shape, dtype, array module) of this tracer."""
+        raise NotImplementedError
+
+    @property
     def shape(self):
-        return self.value.shape
+        return self.aval.shape
 
     @property
     def dtype(self):
-        return self.value.dtype
+        return self.aval.dtype
 
     @property
     def ndim(self):
-        return len(self.value.shape)
+        return len(self.shape)
 
     @property
     def size(self):
-        return self.value.size
+        return self.aval.size
 
     def __bool__(self):
         return bool(_live_value(self, "bool"))
@@ -172,6 +182,8 @@ def getval(x):
     return x
 
 
+
+
 class Primitive:
     """One operation and the rules that transforms look up.
 
@@ -180,8 +192,8 @@ class Primitive:
     returning a tuple with every argument's cotangent, None for none; the backward pass
     prefers it to `vjps`), `jvps` (per-argument JVP rules
     `rule(t, ans, *args, **kwargs)`), `batch` (batching rule), `abstract_eval`
-    (shape/dtype), `nondiff` (outputs carry no derivative), `multiple_results`.
-    Every primitive created is in `PRIMITIVES`.
+    (`rule(*avals_or_consts, **kwargs) -> aval`, see fnad._abstract), `nondiff` (outputs
+    carry no derivative), `multiple_results`. Every primitive created is in `PRIMITIVES`.
     """
 
     __slots__ = ("name", "impl", "vjps", "vjp_all", "jvps", "batch", "abstract_eval", "nondiff",

@@ -7,6 +7,7 @@ import numpy as np
 from ._autodiff import (CustomNode, JVPTrace, JVPTracer, RevTrace, RevTracer, backward,
                         tracers_of, zeros_like_value)
 from ._backend import array_module, is_array
+from ._abstract import same_rule
 from ._tracer import Tracer, finish_trace, getval, primitive
 from ._tree import tree_flatten, tree_unflatten
 
@@ -334,6 +335,7 @@ def jvp(fun, primals, tangents):
 
 
 stop_gradient_p = primitive(lambda x: x, "stop_gradient", nondiff=True)
+stop_gradient_p.primitive.abstract_eval = same_rule
 
 
 def stop_gradient(x):

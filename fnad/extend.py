@@ -12,7 +12,10 @@ Example:
 
 A VJP rule `rule(g, ans, *args, **kwargs)` returns the cotangent of one argument;
 a JVP rule `rule(t, ans, *args, **kwargs)` returns the tangent of the output
-contributed by one argument's tangent `t`. Rules written with `fnad.numpy` are
+contributed by one argument's tangent `t`. An abstract evaluation
+`rule(*avals_or_consts, **kwargs)` maps the ShapedArrays of the array arguments (other
+arguments come as they are) to the result's ShapedArray, e.g.
+`defabstract_eval(softsign, lambda x: x)`. Rules written with `fnad.numpy` are
 themselves differentiable, so higher derivatives work.
 
 Also exported for code above the core (fnad_nn, fnad_optim, your own primitives):
@@ -20,6 +23,16 @@ Also exported for code above the core (fnad_nn, fnad_optim, your own primitives)
 `dtype_of`, `norm_axes`, and `PRIMITIVES` (every primitive created).
 """
 
+from ._abstract import AbstractEvalError as AbstractEvalError
+from ._abstract import ShapedArray as ShapedArray
+from ._abstract import abstract_eval as abstract_eval
+from ._abstract import aval_of as aval_of
+from ._abstract import data_dependent_rule as data_dependent_rule
+from ._abstract import dtype_rule as dtype_rule
+from ._abstract import elementwise_rule as elementwise_rule
+from ._abstract import reduction_rule as reduction_rule
+from ._abstract import same_rule as same_rule
+from ._abstract import standin_rule as standin_rule
 from ._backend import array_module as array_module
 from ._shapes import dtype_of as dtype_of
 from ._shapes import ndim as ndim
@@ -30,7 +43,10 @@ from ._tracer import PRIMITIVE_OF, PRIMITIVES, Primitive, Tracer, getval, primit
 
 __all__ = ["Primitive", "Tracer", "primitive", "defvjp", "defjvp", "defjvp_linear",
            "defvjp_all", "defvjp_multi", "getval", "as_primitive", "array_module",
-           "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes", "PRIMITIVES"]
+           "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes", "PRIMITIVES",
+           "defabstract_eval", "ShapedArray", "aval_of", "abstract_eval", "AbstractEvalError",
+           "data_dependent_rule", "dtype_rule", "elementwise_rule", "reduction_rule", "same_rule",
+           "standin_rule"]
 
 
 def as_primitive(fun_or_prim):
@@ -96,3 +112,16 @@ def defvjp_all(fun, rule):
 def defvjp_multi(fun, rule, nargs=None):
     """`defvjp_all` under its older name (`nargs` is no longer needed)."""
     defvjp_all(fun, rule)
+
+
+def defabstract_eval(fun, rule):
+    """Register the abstract evaluation of `fun`: shapes and dtypes in, shape and dtype out.
+
+    `rule(*avals_or_consts, **kwargs)` receives a `ShapedArray` for each array argument (and
+    lists of them for list arguments) and every other argument as it is; it returns the
+    result's `ShapedArray` (a tuple of them for a multiple-result primitive).
+
+    Example:
+      defabstract_eval(softsign, lambda x: x)
+    """
+    as_primitive(fun).abstract_eval = rule

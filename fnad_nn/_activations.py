@@ -11,10 +11,11 @@ import numpy as np
 
 import fnad.numpy as fnp
 import fnad.scipy.special as _special
-from fnad.extend import array_module, defjvp, defvjp, getval, primitive
+from fnad.extend import array_module, defabstract_eval, defjvp, defvjp, dtype_rule, primitive
 from fnad.scipy.special import erf, expit
 
 from ._parallel import parallel_rows
+from ._util import as_array
 
 __all__ = ["relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softplus", "softmax",
            "log_softmax", "one_hot"]
@@ -243,9 +244,8 @@ def one_hot(labels, num_classes, *, dtype=np.float32):
     Example:
       one_hot(np.array([0, 2]), 3)   # [[1, 0, 0], [0, 0, 1]]
     """
-    labels = getval(labels)
     xp = array_module(labels)
-    return (xp.asarray(labels)[..., None] == xp.arange(num_classes)).astype(dtype)
+    return (as_array(xp, labels)[..., None] == xp.arange(num_classes)).astype(dtype)
 
 
 # ----------------------------------------------------------------------------- exact GELU
@@ -345,3 +345,11 @@ _gelu_exact = primitive(_gelu_exact_impl, "gelu")
 defvjp(_gelu_exact, lambda g, ans, x: g * _gelu_d(x))
 defjvp(_gelu_exact, lambda t, ans, x: t * _gelu_d(x))
 
+
+# ----------------------------------------------------------------------------- abstract evaluation
+# Each keeps its input's shape; the dtype is the implementation's on a size-1 stand-in.
+
+defabstract_eval(_relu, dtype_rule(_relu_impl))
+defabstract_eval(_softplus, dtype_rule(_softplus_impl))
+defabstract_eval(_phi, dtype_rule(_phi_impl))
+defabstract_eval(_gelu_exact, dtype_rule(_gelu_exact_impl))

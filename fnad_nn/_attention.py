@@ -11,7 +11,7 @@ from fnad.extend import array_module, getval
 from . import _init
 from ._fused import affine, attention_softmax, contiguous
 from ._positional import rotary_embedding
-from ._util import shape_of, split_key
+from ._util import as_array, shape_of, split_key
 
 __all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask",
            "init_multi_head_attention", "multi_head_attention", "init_kv_cache", "context_kv"]
@@ -53,7 +53,6 @@ def padding_mask(ids, pad_id=0):
     Example:
       y = multi_head_attention(params, x, mask=padding_mask(src_ids, pad_id=0))
     """
-    ids = getval(ids)
     return (ids != pad_id)[..., None, None, :]
 
 
@@ -84,9 +83,9 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     scores = fnp.matmul(q, contiguous(fnp.swapaxes(k, -1, -2)))
     keep = None
-    xp = array_module(getval(q))  # masks follow the queries' device
+    xp = array_module(q)  # masks follow the queries' device
     if mask is not None:
-        m = xp.asarray(getval(mask))
+        m = as_array(xp, mask)  # a traced mask stays traced: a float mask gets its gradient
         if m.dtype == bool:
             keep = m
         else:

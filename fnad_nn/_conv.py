@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import array_module, defjvp, defvjp, primitive
+from fnad.extend import array_module, defabstract_eval, defjvp, defvjp, primitive
 
 from . import _init
 from ._conv_s1 import conv_s1
@@ -78,6 +78,7 @@ defvjp(im2col, lambda g, ans, x, k, s, p, d, pad_value=0.0: col2im(g, shape_of(x
 defjvp(im2col, lambda t, ans, x, k, s, p, d, pad_value=0.0: im2col(t, k, s, p, d))
 defvjp(col2im, lambda g, ans, cols, xs, k, s, p, d: im2col(g, k, s, p, d))
 defjvp(col2im, lambda t, ans, cols, xs, k, s, p, d: col2im(t, xs, k, s, p, d))
+
 
 
 def _as_nchw(fname, x):
@@ -242,3 +243,16 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0):
     x, lead = _as_nchw("avg_pool2d", x)
     cols = im2col(x, k, s, p, d)
     return _restore(fnp.mean(cols, axis=(2, 3)), lead)
+
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _im2col_aval(x, kernel, stride, padding, dilation, pad_value=0.0):
+    n, c, h, w = x.shape
+    ho, wo = (_out_size(*a) for a in zip((h, w), kernel, stride, padding, dilation))
+    return x.update(shape=(n, c) + tuple(kernel) + (ho, wo))
+
+
+defabstract_eval(im2col, _im2col_aval)
+defabstract_eval(col2im, lambda cols, x_shape, *geometry: cols.update(shape=x_shape))

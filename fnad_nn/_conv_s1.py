@@ -22,7 +22,8 @@ runs a few images at a time, so a chunk's columns stay in cache between the copy
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import array_module, defjvp, defjvp_linear, defvjp, primitive
+from fnad.extend import (ShapedArray, array_module, defabstract_eval, defjvp, defjvp_linear,
+                         defvjp, primitive)
 
 from ._parallel import parallel_map, scratch
 from ._util import shape_of
@@ -208,3 +209,19 @@ defvjp(conv_s1_dw,
        lambda ct, ans, g, x, ws, geom: conv_s1_dx(g, ct, shape_of(x), geom))
 defjvp_linear(conv_s1_dx, argnums=(0, 1))
 defjvp_linear(conv_s1_dw, argnums=(0, 1))
+
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _conv_s1_aval(x, w, b, geom):
+    _, _, ho, wo, _, _ = _dims(x.shape, geom)
+    dtype = np.result_type(x.dtype, w.dtype, *(() if b is None else (b.dtype,)))
+    return ShapedArray((x.shape[0], w.shape[0], ho, wo), dtype, xp=x.xp)
+
+
+defabstract_eval(conv_s1, _conv_s1_aval)
+defabstract_eval(conv_s1_dx, lambda g, w, x_shape, geom: ShapedArray(
+    x_shape, np.result_type(g.dtype, w.dtype), xp=g.xp))
+defabstract_eval(conv_s1_dw, lambda g, x, w_shape, geom: ShapedArray(
+    w_shape, np.result_type(g.dtype, x.dtype), xp=g.xp))

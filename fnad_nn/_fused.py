@@ -19,7 +19,8 @@ derivatives work as for any composition:
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import Tracer, array_module, defjvp, defvjp, primitive
+from fnad.extend import (Tracer, array_module, as_primitive, defabstract_eval, defjvp, defvjp,
+                         dtype_rule, primitive, same_rule)
 
 from ._util import shape_of
 
@@ -227,3 +228,25 @@ defjvp(scale_shift,
        lambda t, ans, x, scale, bias: t * scale,
        lambda t, ans, x, scale, bias: x * t,
        lambda t, ans, x, scale, bias: fnp.broadcast_to(t, shape_of(ans)))
+
+# ----------------------------------------------------------------------------- abstract evaluation
+# In NumPy's terms: affine is matmul then add, scale_shift multiply then add, the softmax
+# kernels multiply elementwise; the row-wise kernels keep shapes (ln_rstd keeps one column).
+
+_matmul_aval = as_primitive(fnp.matmul).abstract_eval
+_add_aval = as_primitive(fnp.add).abstract_eval
+_mul_aval = as_primitive(fnp.multiply).abstract_eval
+
+
+def _add_bias(y, b):
+    return y if b is None else _add_aval(y, b)
+
+
+defabstract_eval(contiguous, same_rule)
+defabstract_eval(affine, lambda x, w, b: _add_bias(_matmul_aval(x, w), b))
+defabstract_eval(attention_softmax, lambda s, drop, scale: _mul_aval(s, scale))
+defabstract_eval(softmax_vjp, lambda g, p, scale: _mul_aval(_mul_aval(g, p), scale))
+defabstract_eval(normalize, dtype_rule(_normalize_impl))
+defabstract_eval(ln_rstd, lambda x, eps: dtype_rule(_ln_rstd_impl)(x, eps).update(
+    shape=x.shape[:-1] + (1,)))
+defabstract_eval(scale_shift, lambda x, scale, bias: _add_bias(_mul_aval(x, scale), bias))

@@ -4,10 +4,11 @@ backward is `softmax - target` (and which still differentiate again)."""
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import array_module, defjvp, defvjp, getval, primitive
+from fnad.extend import (ShapedArray, Tracer, array_module, as_primitive, defabstract_eval,
+                         defjvp, defvjp, primitive)
 
 from ._activations import _softplus, log_softmax, softmax
-from ._util import shape_of
+from ._util import as_array, dtype_of, shape_of
 
 __all__ = ["softmax_cross_entropy", "sparse_softmax_cross_entropy", "cross_entropy",
            "nll_loss", "mse_loss", "binary_cross_entropy_with_logits"]
@@ -32,8 +33,8 @@ def _reduce(loss, reduction, weight=None):
         return total
     if weight is None:
         return total / max(int(np.prod(shape_of(loss))), 1)
-    count = np.sum(getval(weight))
-    return total / (count if count > 0 else 1)
+    count = fnp.sum(weight)  # arithmetic, not a Python if: stageable
+    return total / fnp.where(count > 0, count, 1)
 
 
 # ----------------------------------------------------------------------------- fused kernels
@@ -44,7 +45,7 @@ def _lse(z):
 
 
 def _smoothed_target(labels, num_classes, smoothing, dtype, xp):
-    q = (xp.asarray(labels)[..., None] == xp.arange(num_classes)).astype(dtype)
+    q = (labels[..., None] == xp.arange(num_classes)).astype(dtype)
     if smoothing:
         q = q * dtype.type(1 - smoothing) + dtype.type(smoothing / num_classes)
     return q
@@ -59,9 +60,8 @@ def _sparse_xent_impl(logits, labels, smoothing=0.0):
 
 
 def _sparse_xent_dz(ans, logits, labels, smoothing):
-    dt = getval(logits).dtype
-    xp = array_module(getval(logits))
-    q = _smoothed_target(getval(labels), shape_of(logits)[-1], smoothing, dt, xp)
+    q = _smoothed_target(labels, shape_of(logits)[-1], smoothing, dtype_of(logits),
+                         array_module(logits))
     return softmax(logits) - q
 
 
@@ -144,18 +144,19 @@ def sparse_softmax_cross_entropy(logits, labels, *, mask=None, ignore_index=None
       loss = sparse_softmax_cross_entropy(logits, labels, mask=(labels != 0))
     """
     _check_reduction("sparse_softmax_cross_entropy", reduction)
-    xp = array_module(getval(logits))  # labels follow the logits' device
-    labels = xp.asarray(getval(labels))
+    xp = array_module(logits)  # labels follow the logits' device
+    labels = as_array(xp, labels)
     if labels.dtype.kind not in "iu":
         raise TypeError(f"sparse_softmax_cross_entropy: labels must be integers, got dtype "
                         f"{labels.dtype}; for probability targets use softmax_cross_entropy.")
     if shape_of(logits)[:-1] != labels.shape:
         raise ValueError(f"sparse_softmax_cross_entropy: logits {shape_of(logits)} need labels "
                          f"of shape {shape_of(logits)[:-1]}, got {labels.shape}.")
-    dt = getval(logits).dtype
-    labels, weight = _label_weights(xp, labels, mask, ignore_index, dt)
+    labels, weight = _label_weights(xp, labels, mask, ignore_index, dtype_of(logits))
     c = shape_of(logits)[-1]
-    if labels.size and (labels.min() < 0 or labels.max() >= c):
+    # Concrete labels are checked; traced ones (a staged step) cannot be.
+    if not isinstance(labels, Tracer) and labels.size and (labels.min() < 0
+                                                          or labels.max() >= c):
         raise ValueError(f"sparse_softmax_cross_entropy: labels must lie in [0, {c}); got "
                          f"values in [{labels.min()}, {labels.max()}]. Pass ignore_index= for "
                          "padding labels.")
@@ -169,10 +170,10 @@ def _label_weights(xp, labels, mask, ignore_index, dt):
     weight = None
     if ignore_index is not None:
         keep = labels != ignore_index
-        labels = xp.where(keep, labels, 0)
+        labels = fnp.where(keep, labels, 0)
         weight = keep.astype(dt)
     if mask is not None:
-        m = xp.asarray(getval(mask)).astype(dt)
+        m = as_array(xp, mask).astype(dt)
         weight = m if weight is None else weight * m
     return labels, weight
 
@@ -194,7 +195,7 @@ def cross_entropy(probs, targets, *, eps=0.0, reduction="mean"):
     """
     _check_reduction("cross_entropy", reduction)
     logp = fnp.log(probs + eps) if eps else fnp.log(probs)
-    if hasattr(getval(targets), "dtype") and getval(targets).dtype.kind in "iu":
+    if getattr(targets, "dtype", None) is not None and targets.dtype.kind in "iu":
         return nll_loss(logp, targets, reduction=reduction)
     return _reduce(-fnp.sum(targets * logp, axis=-1), reduction)
 
@@ -215,10 +216,9 @@ def nll_loss(log_probs, labels, *, mask=None, ignore_index=None, reduction="mean
       loss = nll_loss(log_softmax(logits), labels)
     """
     _check_reduction("nll_loss", reduction)
-    xp = array_module(getval(log_probs))
-    labels = xp.asarray(getval(labels))
-    dt = getval(log_probs).dtype
-    labels, weight = _label_weights(xp, labels, mask, ignore_index, dt)
+    xp = array_module(log_probs)
+    labels = as_array(xp, labels)
+    labels, weight = _label_weights(xp, labels, mask, ignore_index, dtype_of(log_probs))
     picked = fnp.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]
     return _reduce(-picked, reduction, weight)
 
@@ -264,3 +264,20 @@ def binary_cross_entropy_with_logits(logits, targets, *, pos_weight=None, reduct
     else:
         loss = (1 - targets) * logits + (1 + (pos_weight - 1) * targets) * sp
     return _reduce(loss, reduction)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _sparse_xent_aval(logits, labels, smoothing=0.0):
+    tiny = _sparse_xent_impl(np.zeros((1,) * logits.ndim, logits.dtype),
+                             np.zeros((1,) * labels.ndim, labels.dtype), smoothing)
+    return ShapedArray(logits.shape[:-1], tiny.dtype, xp=logits.xp)
+
+
+def _xent_aval(logits, targets):
+    both = as_primitive(fnp.multiply).abstract_eval(logits, targets)
+    return both.update(shape=both.shape[:-1])
+
+
+defabstract_eval(_sparse_xent, _sparse_xent_aval)
+defabstract_eval(_xent, _xent_aval)

@@ -7,11 +7,10 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import getval
 
 from . import _init
 from ._activations import sigmoid
-from ._util import shape_of, split_key
+from ._util import dtype_of, shape_of, split_key
 
 __all__ = ["init_rnn_cell", "rnn_cell", "init_rnn", "rnn", "init_stacked_rnn", "stacked_rnn",
            "init_lstm_cell", "lstm_cell", "init_lstm", "lstm", "init_gru_cell", "gru_cell",
@@ -57,7 +56,7 @@ def _hidden_size(p):
 
 
 def _zeros_state(p, x_step):
-    return np.zeros(shape_of(x_step)[:-1] + (_hidden_size(p),), getval(x_step).dtype)
+    return np.zeros(shape_of(x_step)[:-1] + (_hidden_size(p),), dtype_of(x_step))
 
 
 def _gates(z, n):

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from fnad.extend import getval
+from fnad.extend import Tracer
 
-__all__ = ["split_key", "shape_of", "check_last_dim", "default_dtype"]
+__all__ = ["split_key", "shape_of", "check_last_dim", "default_dtype", "dtype_of", "as_array"]
 
 default_dtype = np.float32
 
@@ -29,4 +29,12 @@ def check_last_dim(fname, x, d, what="input"):
 
 
 def dtype_of(x):
-    return getval(x).dtype
+    """The dtype of an array or a traced value (from its abstract value), without reading
+    any number."""
+    return x.dtype if hasattr(x, "dtype") else np.result_type(x)
+
+
+def as_array(xp, x):
+    """`x` (a list, or an array of another backend) as an array of module `xp`; a traced
+    value passes as it is (it already lives where the trace puts it)."""
+    return x if isinstance(x, Tracer) else xp.asarray(x)

@@ -41,8 +41,33 @@ def zero_count():
 
 
 def inc_count(count):
-    """`count + 1` as an int32 array of shape (), saturating instead of wrapping."""
-    return fnp.asarray(min(int(count) + 1, _INT32_MAX), dtype=fnp.int32)
+    """`count + 1` as an int32 array of shape (), saturating instead of wrapping (optax's
+    `safe_int32_increment`): arithmetic on the array, so a staged step can trace it."""
+    count = fnp.asarray(count, dtype=fnp.int32)
+    return fnp.where(count < _INT32_MAX, count + 1, count)
+
+
+def bias_correction(decay, count):
+    """`1 - decay ** count` for a step counter `count` (an int32 array)."""
+    return 1 - decay ** count
+
+
+def div_as(x, d):
+    """`x / d` in `x`'s dtype: `d` (e.g. a float64 bias correction of shape ()) is cast first,
+    as a Python float would be, so float32 leaves stay float32."""
+    return x / cast_like(d, x)
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, pytrees of equal structure.
+
+    A concrete `pred` (a plain array) runs one branch only; a traced one runs both and selects
+    leaf by leaf with `fnp.where`, so that a whole step can be staged.
+    """
+    if not isinstance(pred, Tracer):
+        return true_fun(*operands) if bool(pred) else false_fun(*operands)
+    a, b = true_fun(*operands), false_fun(*operands)
+    return fnad.tree_map(lambda x, y: fnp.where(pred, x, y), a, b)
 
 
 # ----------------------------------------------------------------------------- hyperparameters

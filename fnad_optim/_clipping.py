@@ -4,7 +4,6 @@ from typing import Any, NamedTuple
 
 import fnad
 import fnad.numpy as fnp
-from fnad.extend import getval
 
 from ._base import GradientTransformation, cast_like, check_nonneg, global_norm, stateless
 
@@ -33,7 +32,8 @@ def clip(max_delta):
     check_nonneg("clip", "max_delta", max_delta)
 
     def fn(updates, params, max_delta):
-        return fnad.tree_map(lambda u: fnp.clip(u, -max_delta, max_delta), updates)
+        return fnad.tree_map(
+            lambda u: fnp.clip(u, -cast_like(max_delta, u), cast_like(max_delta, u)), updates)
 
     return stateless("clip", fn, max_delta=max_delta)
 
@@ -75,8 +75,8 @@ def zero_nans():
         return ZeroNansState(found_nan=fnad.tree_map(lambda p: fnp.asarray(False), params))
 
     def update(updates, state, params=None):
-        # A host bool per leaf, wherever the arrays live (one sync per leaf).
-        found = fnad.tree_map(lambda u: fnp.asarray(bool(fnp.isnan(getval(u)).any())), updates)
+        # A bool array per leaf, on the leaf's device (no host sync; stageable).
+        found = fnad.tree_map(lambda u: fnp.asarray(fnp.any(fnp.isnan(u))), updates)
         updates = fnad.tree_map(lambda u: fnp.where(fnp.isnan(u), fnp.zeros_like(u), u),
                                 updates)
         return updates, ZeroNansState(found_nan=found)

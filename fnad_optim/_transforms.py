@@ -10,9 +10,10 @@ from typing import Any, NamedTuple
 import fnad
 import fnad.numpy as fnp
 
-from ._base import (GradientTransformation, cast_like, check_nonneg, check_unit, hyper,
+from ._base import (GradientTransformation, cast_like, check_nonneg, check_unit, div_as, hyper,
                     inc_count, require_params, stateless, tree_full_like, tree_map_checked,
                     tree_zeros_like, zero_count)
+from ._base import bias_correction as _bias_correction
 from ._wrappers import masked
 
 __all__ = ["scale", "scale_by_learning_rate", "scale_by_schedule", "trace", "scale_by_adam",
@@ -82,7 +83,8 @@ def scale(step_size):
       tx = chain(scale_by_adam(), scale(-1e-3))
       state = tx.init(params)
     """
-    return stateless("scale", lambda u, p, step_size: fnad.tree_map(lambda x: x * step_size, u),
+    return stateless("scale", lambda u, p, step_size: fnad.tree_map(
+        lambda x: x * cast_like(step_size, x), u),
                      step_size=step_size)
 
 
@@ -152,10 +154,10 @@ def trace(decay, nesterov=False):
 
     def update(updates, state, params=None):
         d = hyper(decay, state.count)
-        new_trace = tree_map_checked("trace", lambda g, t: g + d * t, updates, state.trace,
-                                     names=_UPD_STATE)
+        new_trace = tree_map_checked("trace", lambda g, t: g + cast_like(d, t) * t, updates,
+                                     state.trace, names=_UPD_STATE)
         if nesterov:
-            updates = fnad.tree_map(lambda g, t: g + d * t, updates, new_trace)
+            updates = fnad.tree_map(lambda g, t: g + cast_like(d, t) * t, updates, new_trace)
         else:
             updates = new_trace
         return updates, TraceState(count=inc_count(state.count), trace=new_trace)
@@ -167,7 +169,8 @@ def trace(decay, nesterov=False):
 
 
 def _moment(g, m, decay, order):
-    """Exponential moving average of `g ** order`."""
+    """Exponential moving average of `g ** order` (a traced `decay` cast to `m`'s dtype)."""
+    decay = cast_like(decay, m)
     return (1 - decay) * (g if order == 1 else g * g) + decay * m
 
 
@@ -207,21 +210,24 @@ def scale_by_adam(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, *, nesterov=False):
                               names=("updates", "state.mu"))
         nu = tree_map_checked(fname, lambda g, v: _moment(g, v, beta2, 2), updates, state.nu,
                               names=("updates", "state.nu"))
-        t = int(state.count) + 1
-        bc1, bc2 = 1 - beta1**t, 1 - beta2**t
+        count = inc_count(state.count)
+        bc1, bc2 = _bias_correction(beta1, count), _bias_correction(beta2, count)
         if nesterov:
-            bc1_next = 1 - beta1**(t + 1)
-            m_hat = fnad.tree_map(lambda g, m: beta1 * m / bc1_next + (1 - beta1) * g / bc1,
-                                  updates, mu)
+            bc1_next = _bias_correction(beta1, count + 1)
+            b1_ = cast_like(beta1, bc1_next)
+            m_hat = fnad.tree_map(lambda g, m: div_as(cast_like(b1_, m) * m, bc1_next)
+                                  + div_as(cast_like(1 - b1_, g) * g, bc1), updates, mu)
         else:
-            m_hat = fnad.tree_map(lambda m: m / bc1, mu)
-        updates = fnad.tree_map(lambda m, v: m / (fnp.sqrt(v / bc2 + e_root) + e), m_hat, nu)
-        return updates, ScaleByAdamState(count=inc_count(state.count), mu=mu, nu=nu)
+            m_hat = fnad.tree_map(lambda m: div_as(m, bc1), mu)
+        updates = fnad.tree_map(lambda m, v: m / (fnp.sqrt(div_as(v, bc2) + cast_like(e_root, v))
+                                                  + cast_like(e, v)), m_hat, nu)
+        return updates, ScaleByAdamState(count=count, mu=mu, nu=nu)
 
     return GradientTransformation(init, update)
 
 
 def _rms_denominator(v, eps, eps_in_sqrt):
+    eps = cast_like(eps, v)
     return fnp.sqrt(v + eps) if eps_in_sqrt else fnp.sqrt(v) + eps
 
 
@@ -256,10 +262,11 @@ def scale_by_rms(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
         d, e = hyper(decay, state.count), hyper(eps, state.count)
         nu = tree_map_checked("scale_by_rms", lambda g, v: _moment(g, v, d, 2), updates,
                               state.nu, names=("updates", "state.nu"))
-        bc = 1 - d ** (int(state.count) + 1) if bias_correction else 1
-        updates = fnad.tree_map(lambda g, v: g / _rms_denominator(v / bc, e, eps_in_sqrt),
+        count = inc_count(state.count)
+        bc = _bias_correction(d, count) if bias_correction else 1
+        updates = fnad.tree_map(lambda g, v: g / _rms_denominator(div_as(v, bc), e, eps_in_sqrt),
                                 updates, nu)
-        return updates, ScaleByRmsState(count=inc_count(state.count), nu=nu)
+        return updates, ScaleByRmsState(count=count, nu=nu)
 
     return GradientTransformation(init, update)
 
@@ -296,14 +303,15 @@ def scale_by_stddev(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
                               state.mu, names=names)
         nu = tree_map_checked("scale_by_stddev", lambda g, v: _moment(g, v, d, 2), updates,
                               state.nu, names=("updates", "state.nu"))
-        bc = 1 - d ** (int(state.count) + 1) if bias_correction else 1
+        count = inc_count(state.count)
+        bc = _bias_correction(d, count) if bias_correction else 1
 
         def step(g, m, v):
-            m, v = m / bc, v / bc
+            m, v = div_as(m, bc), div_as(v, bc)
             return g / _rms_denominator(v - m * m, e, eps_in_sqrt)
 
         updates = fnad.tree_map(step, updates, mu, nu)
-        return updates, ScaleByStddevState(count=inc_count(state.count), mu=mu, nu=nu)
+        return updates, ScaleByStddevState(count=count, mu=mu, nu=nu)
 
     return GradientTransformation(init, update)
 
@@ -340,11 +348,12 @@ def scale_by_adagrad(initial_accumulator_value=0.1, eps=1e-7, *, eps_in_sqrt=Tru
                                 state.sum_of_squares, names=("updates", "state.sum_of_squares"))
 
         def step(g, s):
+            e_ = cast_like(e, s)
             if not eps_in_sqrt:
-                return g / (fnp.sqrt(s) + e)
+                return g / (fnp.sqrt(s) + e_)
             positive = s > 0
             safe = fnp.where(positive, s, fnp.ones_like(s))
-            return fnp.where(positive, g / fnp.sqrt(safe + e), fnp.zeros_like(g))
+            return fnp.where(positive, g / fnp.sqrt(safe + e_), fnp.zeros_like(g))
 
         updates = fnad.tree_map(step, updates, sums)
         return updates, ScaleByAdagradState(count=inc_count(state.count), sum_of_squares=sums)
@@ -378,7 +387,8 @@ def scale_by_lion(b1=0.9, b2=0.99):
     def update(updates, state, params=None):
         beta1, beta2 = hyper(b1, state.count), hyper(b2, state.count)
         direction = tree_map_checked("scale_by_lion",
-                                     lambda g, m: fnp.sign((1 - beta1) * g + beta1 * m),
+                                     lambda g, m: fnp.sign(cast_like(1 - beta1, g) * g
+                                                           + cast_like(beta1, m) * m),
                                      updates, state.mu, names=("updates", "state.mu"))
         mu = fnad.tree_map(lambda g, m: _moment(g, m, beta2, 1), updates, state.mu)
         return direction, ScaleByLionState(count=inc_count(state.count), mu=mu)
@@ -412,8 +422,8 @@ def scale_by_trust_ratio(min_norm=0.0, trust_coefficient=1.0, eps=0.0):
         require_params("scale_by_trust_ratio", params)
 
         def step(u, p):
-            p_norm = fnp.maximum(_norm(p), min_norm)
-            u_norm = fnp.maximum(_norm(u), min_norm)
+            p_norm = fnp.maximum(_norm(p), cast_like(min_norm, p))
+            u_norm = fnp.maximum(_norm(u), cast_like(min_norm, u))
             zero = fnp.logical_or(p_norm == 0, u_norm == 0)
             ratio = trust_coefficient * p_norm / fnp.where(zero, fnp.ones_like(u_norm),
                                                            u_norm + eps)
@@ -448,7 +458,8 @@ def add_decayed_weights(weight_decay=0.0, mask=None):
 
     def fn(updates, params, weight_decay):
         require_params("add_decayed_weights", params)
-        return tree_map_checked("add_decayed_weights", lambda g, p: g + weight_decay * p,
+        return tree_map_checked("add_decayed_weights",
+                                lambda g, p: g + cast_like(weight_decay, p) * p,
                                 updates, params, names=("updates", "params"))
 
     tx = stateless("add_decayed_weights", fn, weight_decay=weight_decay)

@@ -4,10 +4,10 @@ from typing import Any, NamedTuple
 
 import fnad
 import fnad.numpy as fnp
-from fnad.extend import getval
+from fnad.extend import Tracer, getval
 
-from ._base import (GradientTransformation, check_structures, inc_count, tree_zeros_like,
-                    zero_count)
+from ._base import (GradientTransformation, check_structures, cond, div_as, inc_count,
+                    tree_zeros_like, zero_count)
 
 __all__ = ["masked", "multi_steps", "apply_if_finite", "MaskedState", "MultiStepsState",
            "ApplyIfFiniteState"]
@@ -89,6 +89,8 @@ def masked(inner, mask):
 
 def _every_k(every_k_schedule, gradient_step):
     k = every_k_schedule(gradient_step) if callable(every_k_schedule) else every_k_schedule
+    if isinstance(k, Tracer):  # a traced schedule value: checked when it is concrete
+        return k
     if int(k) != k or int(k) < 1:
         raise ValueError(f"multi_steps: every_k_schedule must give a whole number >= 1, got {k}.")
     return int(k)
@@ -98,7 +100,8 @@ def multi_steps(opt, every_k_schedule, use_grad_mean=True):
     """Gradient accumulation: run `opt` once every k calls, on the mean (or sum) of the grads.
 
     On the other calls the updates are zeros and `opt`'s state is left alone, so applying
-    them is a no-op. `state.mini_step == 0` after a call means `opt` has just stepped.
+    them is a no-op. `state.mini_step == 0` after a call means `opt` has just stepped. The
+    counters are int32 arrays and the choice is a `cond` on them, so a step can be staged.
 
     Args:
       opt: the inner `GradientTransformation`.
@@ -120,22 +123,26 @@ def multi_steps(opt, every_k_schedule, use_grad_mean=True):
                                acc_grads=tree_zeros_like(params))
 
     def update(updates, state, params=None):
-        n = int(state.mini_step) + 1
+        n = inc_count(state.mini_step)  # calls accumulated, this one included
         if use_grad_mean:
-            step = lambda a, g: a + (g - a) / n
+            step = lambda a, g: a + div_as(g - a, n)
         else:
             step = lambda a, g: a + g
         (acc_leaves, g_leaves), treedef = check_structures(
             "multi_steps", state.acc_grads, updates, names=("state.acc_grads", "updates"))
         acc = treedef.unflatten([step(a, g) for a, g in zip(acc_leaves, g_leaves)])
-        if n < _every_k(every_k_schedule, state.gradient_step):
-            zeros = tree_zeros_like(updates)
-            return zeros, state._replace(mini_step=inc_count(state.mini_step), acc_grads=acc)
-        new_updates, inner_state = opt.update(acc, state.inner_opt_state, params)
-        return new_updates, MultiStepsState(mini_step=zero_count(),
-                                            gradient_step=inc_count(state.gradient_step),
-                                            inner_opt_state=inner_state,
-                                            acc_grads=tree_zeros_like(acc))
+
+        def accumulate():
+            return tree_zeros_like(updates), state._replace(mini_step=n, acc_grads=acc)
+
+        def emit():
+            new_updates, inner_state = opt.update(acc, state.inner_opt_state, params)
+            return new_updates, MultiStepsState(mini_step=zero_count(),
+                                                gradient_step=inc_count(state.gradient_step),
+                                                inner_opt_state=inner_state,
+                                                acc_grads=tree_zeros_like(acc))
+
+        return cond(n < _every_k(every_k_schedule, state.gradient_step), accumulate, emit)
 
     return GradientTransformation(init, update)
 
@@ -159,13 +166,20 @@ def all_finite(tree):
     return all(bool(fnp.isfinite(getval(x)).all()) for x in fnad.tree_leaves(tree))
 
 
+def _all_finite_array(tree):
+    """`all_finite` as a bool array of shape (), computed with fnad.numpy (stageable)."""
+    flags = [fnp.all(fnp.isfinite(x)) for x in fnad.tree_leaves(tree)]
+    return fnp.asarray(fnp.all(fnp.stack(flags)) if flags else True)
+
+
 def apply_if_finite(inner, max_consecutive_errors=None):
     """Skip steps whose updates hold a NaN or an Inf, and count them.
 
     A skipped step returns zero updates and leaves `inner`'s state unchanged. The state
     counts consecutive (`notfinite_count`) and total (`total_notfinite`) skips, for logging.
     After more than `max_consecutive_errors` consecutive skips the update is applied anyway
-    (None: never).
+    (None: never). The counts are int32 arrays and the choice is a `cond` on them, so a step
+    can be staged.
 
     Args:
       inner: the `GradientTransformation` to guard (e.g. a whole optimizer).
@@ -185,18 +199,16 @@ def apply_if_finite(inner, max_consecutive_errors=None):
                                   inner_state=inner.init(params))
 
     def update(updates, state, params=None):
-        finite = all_finite(updates)
-        if finite:
-            notfinite, total = zero_count(), state.total_notfinite
-        else:
-            notfinite, total = inc_count(state.notfinite_count), inc_count(state.total_notfinite)
-        give_up = max_consecutive_errors is not None and int(notfinite) > max_consecutive_errors
-        if finite or give_up:
-            updates, inner_state = inner.update(updates, state.inner_state, params)
-        else:
-            updates, inner_state = tree_zeros_like(updates), state.inner_state
-        return updates, ApplyIfFiniteState(notfinite_count=notfinite,
-                                           last_finite=fnp.asarray(finite),
+        finite = _all_finite_array(updates)
+        notfinite = fnp.where(finite, zero_count(), inc_count(state.notfinite_count))
+        total = fnp.where(finite, state.total_notfinite, inc_count(state.total_notfinite))
+        apply = finite
+        if max_consecutive_errors is not None:
+            apply = finite | (notfinite > max_consecutive_errors)
+        updates, inner_state = cond(
+            apply, lambda: inner.update(updates, state.inner_state, params),
+            lambda: (tree_zeros_like(updates), state.inner_state))
+        return updates, ApplyIfFiniteState(notfinite_count=notfinite, last_finite=finite,
                                            total_notfinite=total, inner_state=inner_state)
 
     return GradientTransformation(init, update)

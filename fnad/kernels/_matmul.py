@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._backend import cupy_or_none, is_cupy_array
-from ..extend import defjvp, defvjp, primitive
+from ..extend import as_primitive, defabstract_eval, defjvp, defvjp, primitive
 
 __all__ = ["matmul", "matmul_autotune"]
 
@@ -144,6 +144,7 @@ Example:
   c = fnad.kernels.matmul(a, b)                      # a, b CuPy float32
   ga = fnad.grad(lambda a: fnp.sum(fnad.kernels.matmul(a, b) ** 2))(a)
 """
+defabstract_eval(matmul, as_primitive(np.matmul).abstract_eval)  # same shapes and dtypes
 
 
 def _t(x):

@@ -4,8 +4,9 @@ derivative; `array`/`asarray` of a list that holds traced values stack them."""
 import numpy as np
 
 from .. import numpy as fnp
+from .._abstract import ShapedArray, same_rule
 from .._tracer import Tracer
-from ..extend import defjvp_linear, defvjp
+from ..extend import as_primitive, defabstract_eval, defjvp_linear, defvjp
 from ._util import wrap, wrap_nondiff
 
 zeros = np.zeros
@@ -67,3 +68,22 @@ def array(object, dtype=None, *, copy=True, order="K", ndmin=0, like=None):
         import cupy
         return cupy.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
     return np.array(object, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _like_rule(fn):
+    """`zeros_like(x, dtype=None, ..., shape=None)` and kin: x's shape unless `shape` is
+    given; the dtype from `fn` on a 0-d stand-in."""
+    def rule(x, *args, shape=None, **kwargs):
+        out = fn(np.zeros((), x.dtype), *args, **kwargs)
+        shape = x.shape if shape is None else (shape if np.ndim(shape) else (shape,))
+        return ShapedArray(shape, out.dtype, xp=x.xp)
+    return rule
+
+
+for _f in (zeros_like, ones_like, empty_like, full_like):
+    defabstract_eval(_f, _like_rule(as_primitive(_f).impl))
+defabstract_eval(tril, same_rule)
+defabstract_eval(triu, same_rule)
+del _f

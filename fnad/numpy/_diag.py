@@ -7,7 +7,8 @@ linear primitives, each the other's VJP, so derivatives of any order stay cheap.
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import defjvp_linear, defvjp
+from .._abstract import standin_rule
+from ..extend import defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, shape, wrap
 
 
@@ -69,3 +70,8 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     d = diagonal(a, offset, axis1, axis2)
     res = fnp.sum(d, axis=-1)
     return res if dtype is None or dtype_of(res) == np.dtype(dtype) else fnp.astype(res, dtype)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+defabstract_eval(_diagonal_p, standin_rule(_diagonal))  # a view
+defabstract_eval(_diag_embed_p, lambda g, out_shape, *args: g.update(shape=out_shape))

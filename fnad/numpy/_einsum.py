@@ -13,7 +13,8 @@ import numpy as np
 from .. import numpy as fnp
 from .._backend import array_module
 from .._tracer import getval
-from ..extend import defjvp_linear, defvjp
+from .._abstract import ShapedArray
+from ..extend import defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, shape, wrap
 
 _MAX_OPERANDS = 32
@@ -116,3 +117,20 @@ for _k in range(_MAX_OPERANDS):
     defvjp(_einsum_p, _vjp_rule(_k), argnums=(_k,))
 defjvp_linear(_einsum_p, argnums=tuple(range(_MAX_OPERANDS)))
 del _k
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _einsum_aval(*operands, subscripts, optimize=False):
+    # Each output label takes its size from the operands (size 1 broadcasts); the dtype and
+    # the subscripts' validity come from einsum on stand-ins with every axis of size 1.
+    ins, out = subscripts.replace(" ", "").split("->")
+    sizes = {}
+    for sub, a in zip(ins.split(","), operands):
+        for c, n in zip(sub, a.shape):
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
+    tiny = np.einsum(subscripts, *[np.zeros((1,) * a.ndim, a.dtype) for a in operands])
+    return ShapedArray(tuple(sizes[c] for c in out), tiny.dtype, xp=operands[0].xp)
+
+
+defabstract_eval(_einsum_p, _einsum_aval)

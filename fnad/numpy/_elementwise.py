@@ -9,9 +9,10 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
+from .._abstract import ShapedArray, elementwise_rule, xp_of
 from .._backend import array_module
 from .._tracer import Tracer
-from ..extend import defjvp, defvjp
+from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 
 # ----------------------------------------------------------------------------- primitives
@@ -346,3 +347,15 @@ acos, asin, atan, atan2 = arccos, arcsin, arctan, arctan2
 acosh, asinh, atanh, pow = arccosh, arcsinh, arctanh, power
 bitwise_not = invert  # noqa: F821 (defined in the non-differentiable loop above)
 bitwise_invert = invert  # noqa: F821
+
+# ----------------------------------------------------------------------------- abstract evaluation
+# Ufuncs get theirs in `wrap` (broadcast shapes, NumPy's type resolution); the elementwise
+# functions that are not ufuncs take the dtype from a 0-d stand-in.
+
+for _f in (sinc, real, imag, angle, round, fix, isclose, iscomplex, isreal,  # noqa: F821
+           isneginf, isposinf, _where_p, _clip_p):  # noqa: F821
+    defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
+for _f in (allclose, array_equal):  # noqa: F821
+    defabstract_eval(_f, lambda *args, **kw: ShapedArray((), bool, xp=xp_of(args)))
+del _f
+defabstract_eval(_sinc_deriv, elementwise_rule(_sinc_deriv_impl))

@@ -4,7 +4,9 @@ scatter-add that is the gather's transpose. Repeated indices accumulate."""
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import defjvp, defjvp_linear, defvjp
+from .._abstract import (ShapedArray, data_dependent_rule, eval_on_standins, is_aval,
+                         reduction_rule, xp_of)
+from ..extend import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
 from .._backend import array_module
 from .._tracer import Tracer, getval
 from ._scatter import is_basic as is_basic, is_unique as _is_unique, scatter_add
@@ -248,3 +250,50 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
     if axis is None:
         return sort(fnp.ravel(a), axis=-1, kind=kind)
     return take_along_axis(a, argsort(a, axis=axis, kind="stable"), axis)
+
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _getitem_aval(x, idx):
+    # Integer index arrays become zeros of their shape: the result's shape depends only on
+    # theirs; a boolean mask's result depends on how many entries are true.
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if any(is_aval(i) and i.dtype == bool and i.ndim for i in idx):
+        return _data_dependent_index(x, idx)
+    return eval_on_standins(_getitem, x, tuple(_standin_index(i) for i in idx))
+
+
+def _standin_index(i):
+    if is_aval(i):
+        return np.zeros(i.shape, i.dtype)
+    if isinstance(i, np.ndarray) and i.dtype == bool and i.ndim:
+        return i  # a concrete mask: its count is known
+    return i
+
+
+_data_dependent_index = data_dependent_rule(
+    "getitem", "index with fnp.where(mask, x, 0) to keep the shape fixed")
+
+
+def _argsort_aval(a, axis=-1, *args, **kwargs):
+    flat = axis is None or a.ndim == 0  # NumPy sorts a 0-d array as a 1-d one
+    return ShapedArray((a.size,) if flat else a.shape, np.intp, xp=a.xp)
+
+
+def _searchsorted_aval(a, v, *args, **kwargs):
+    return ShapedArray(v.shape if is_aval(v) else np.shape(v), np.intp, xp=xp_of((a, v)))
+
+
+defabstract_eval(getitem, _getitem_aval)
+defabstract_eval(gather_transpose, lambda g, idx, x_shape: g.update(shape=x_shape))
+for _f in (index_add, index_set, index_mul):
+    defabstract_eval(_f, lambda x, idx, v: x.update(weak_type=False))
+defabstract_eval(argsort, _argsort_aval)
+defabstract_eval(argmax, reduction_rule(np.argmax))
+defabstract_eval(argmin, reduction_rule(np.argmin))
+defabstract_eval(searchsorted, _searchsorted_aval)
+for _f in (nonzero, argwhere, flatnonzero):
+    defabstract_eval(_f, data_dependent_rule(as_primitive(_f).name,
+                                             "use a fixed-size form such as fnp.where"))
+del _f

@@ -8,7 +8,7 @@ each part separately would give each its own full-size zero cotangent in the bac
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import defjvp, defvjp
+from ..extend import defabstract_eval, defjvp, defvjp
 from ._util import ndim, shape, wrap
 
 
@@ -155,3 +155,14 @@ def append(arr, values, axis=None):
     if axis is None:
         return fnp.concatenate([fnp.ravel(arr), fnp.ravel(values)], axis=0)
     return fnp.concatenate([arr, values], axis=axis)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _unstack_aval(x, axis):
+    ax = axis % x.ndim
+    part = x.update(shape=x.shape[:ax] + x.shape[ax + 1:], weak_type=False)
+    return (part,) * x.shape[ax]
+
+
+defabstract_eval(_unstack_p, _unstack_aval)

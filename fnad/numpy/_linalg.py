@@ -14,8 +14,9 @@ import numpy as np
 from .. import numpy as fnp
 from .._backend import array_module, asarray_like, is_cupy_array
 from .._tracer import Tracer, getval
-from ..extend import defjvp, defvjp
-from ._util import dtype_of, ndim, shape, unbroadcast, wrap
+from .._abstract import ShapedArray
+from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
+from ._util import dtype_of, linalg_rule, ndim, shape, unbroadcast, wrap
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
@@ -483,3 +484,23 @@ def tensorinv(a, ind=2):
         raise ValueError(f"fnad.numpy.linalg.tensorinv: a of shape {old} with ind={ind} is not "
                          f"square ({n_out} vs {n_in} elements).")
     return fnp.reshape(inv(fnp.reshape(a, (n_out, n_in))), old[ind:] + old[:ind])
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _solve_aval(a, b):
+    dtype = np.linalg.solve(np.eye(2, dtype=a.dtype), np.ones(2, b.dtype)).dtype
+    if b.ndim == 1:
+        return ShapedArray(a.shape[:-1], dtype, xp=a.xp)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return ShapedArray(batch + b.shape[-2:], dtype, xp=a.xp)
+
+
+defabstract_eval(_inv_p, linalg_rule(np.linalg.inv, lambda a: a.shape))
+defabstract_eval(_det_p, linalg_rule(np.linalg.det, lambda a: a.shape[:-2]))
+defabstract_eval(_slogdet_p, linalg_rule(as_primitive(_slogdet_p).impl,
+                                         lambda a: (a.shape[:-2], a.shape[:-2])))
+defabstract_eval(_solve_p, _solve_aval)
+defabstract_eval(_cholesky_p, linalg_rule(np.linalg.cholesky, lambda a: a.shape))
+defabstract_eval(_pinv_p, linalg_rule(
+    _pinv_impl, lambda a, *args, **kw: a.shape[:-2] + a.shape[-2:][::-1]))

@@ -12,10 +12,10 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import defjvp, defvjp
+from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, check_matrix, check_square, diag_embed, diag_part, eye_like
 from ._linalg import is_zero, mT, solve, sym
-from ._util import shape, wrap
+from ._util import linalg_rule, shape, wrap
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -303,3 +303,28 @@ def qr(a, mode="reduced"):
                          "'complete', 'r' or 'raw'.")
     q, r = _qr_p(a)
     return r if mode == "r" else QRResult(q, r)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _reduced_shapes(a):
+    """(m, k), (k,), (k, n) with k = min(m, n), behind a's batch axes: the shapes of the
+    reduced SVD's u, s, vh (and of QR's q, r without the middle one)."""
+    b, (m, n) = a.shape[:-2], a.shape[-2:]
+    k = min(m, n)
+    return b + (m, k), b + (k,), b + (k, n)
+
+
+def _qr_shapes(a):
+    q, _, r = _reduced_shapes(a)
+    return q, r
+
+
+defabstract_eval(_eigh_p, linalg_rule(as_primitive(_eigh_p).impl,
+                                      lambda a, *args: (a.shape[:-1], a.shape)))
+defabstract_eval(_eigvalsh_p, linalg_rule(as_primitive(_eigvalsh_p).impl,
+                                          lambda a, *args: a.shape[:-1]))
+defabstract_eval(_svd_p, linalg_rule(as_primitive(_svd_p).impl, _reduced_shapes))
+defabstract_eval(_svdvals_p, linalg_rule(as_primitive(_svdvals_p).impl,
+                                         lambda a: _reduced_shapes(a)[1]))
+defabstract_eval(_qr_p, linalg_rule(as_primitive(_qr_p).impl, _qr_shapes))

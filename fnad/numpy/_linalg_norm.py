@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._tracer import getval
-from ..extend import defjvp, defvjp
+from .._abstract import reduction_rule
+from ..extend import defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, as_array, check_matrix, inv, numpy_only
 from ._linalg_decomp import svdvals
 from ._util import expand_reduced as _expand
@@ -181,3 +182,7 @@ def cond(x, p=None):
         return 1 / ratio if p == -2 else ratio
     axes = (-2, -1)
     return norm(x, p, axis=axes) * norm(inv(x), p, axis=axes)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+defabstract_eval(_pnorm_p, reduction_rule(_pnorm_impl))

@@ -7,7 +7,8 @@ import numpy as np
 from .. import numpy as fnp
 from .._backend import asarray_like
 from .._tracer import Tracer, getval
-from ..extend import defjvp, defvjp
+from .._abstract import reduction_rule
+from ..extend import defabstract_eval, defjvp, defvjp
 from ._util import expand_reduced, norm_axes, shape, wrap
 
 __all__ = ["logsumexp"]
@@ -91,3 +92,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         out = fnp.squeeze(out, axes)
         sign = np.squeeze(sign, axis=axes)
     return (out, sign) if return_sign else out
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+defabstract_eval(_lse_p, reduction_rule(_lse_impl))

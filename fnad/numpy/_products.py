@@ -3,7 +3,8 @@
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import defjvp_linear, defvjp
+from .._abstract import ShapedArray, xp_of
+from ..extend import defabstract_eval, defjvp_linear, defvjp
 from ._util import ndim, shape, unbroadcast, wrap
 
 matmul = wrap(np.matmul)
@@ -148,3 +149,23 @@ def matvec(x1, x2, /):
 def vecmat(x1, x2, /):
     """Vector-matrix product over the last axes, broadcasting the others (NumPy 2.2)."""
     return matmul(fnp.expand_dims(fnp.conj(x1), -2), x2)[..., 0, :]
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _matmul_aval(a, b):
+    """matmul's shape rule (1-D operands get an axis added, then removed) and NumPy's dtype."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: scalar operands are not allowed; use multiply (*) instead.")
+    sa = (1,) + a.shape if a.ndim == 1 else a.shape
+    sb = b.shape + (1,) if b.ndim == 1 else b.shape
+    if sa[-1] != sb[-2]:
+        raise ValueError(f"matmul: the inner dimensions of shapes {a.shape} and {b.shape} "
+                         f"differ ({sa[-1]} vs {sb[-2]}).")
+    out = np.broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2],) * (a.ndim > 1) + \
+        (sb[-1],) * (b.ndim > 1)
+    dtype = np.matmul.resolve_dtypes((a.dtype, b.dtype, None))[-1]
+    return ShapedArray(out, dtype, xp=xp_of((a, b)))
+
+
+defabstract_eval(matmul, _matmul_aval)

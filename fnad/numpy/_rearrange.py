@@ -7,7 +7,7 @@ except constant-mode `pad`, a linear primitive whose transpose is a slice.
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import defjvp, defvjp
+from ..extend import defabstract_eval, defjvp, defvjp
 from ._util import dtype_of, ndim, norm_axes, shape, wrap
 
 
@@ -196,3 +196,13 @@ def _edge(e, a, axis):
     s = list(shape(a))
     s[axis] = 1
     return fnp.broadcast_to(fnp.asarray(e, dtype=dtype_of(a)), tuple(s))
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _pad_aval(x, pad_width, constant_values):
+    tiny = _pad_constant(np.zeros((1,) * x.ndim, x.dtype), pad_width, constant_values)
+    return x.update(shape=tuple(n - 1 + s for n, s in zip(tiny.shape, x.shape)), weak_type=False)
+
+
+defabstract_eval(_pad_constant_p, _pad_aval)

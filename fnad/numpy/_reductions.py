@@ -13,7 +13,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._tracer import Tracer, getval
-from ..extend import defjvp, defjvp_linear, defvjp
+from .._abstract import dtype_rule, reduction_rule
+from ..extend import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, norm_axes, shape, wrap, wrap_nondiff
 
 sum = wrap(np.sum)
@@ -259,3 +260,11 @@ def _jvp_cumprod(t, ans, a, axis):
 
 defvjp(_cumprod_p, _vjp_cumprod)
 defjvp(_cumprod_p, _jvp_cumprod)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+for _f in (sum, mean, amax, amin, max, min, any, all, count_nonzero, _prod_p):
+    defabstract_eval(_f, reduction_rule(as_primitive(_f).impl))
+for _f in (_cumsum_p, _cumprod_p):
+    defabstract_eval(_f, dtype_rule(as_primitive(_f).impl))
+del _f

@@ -3,7 +3,8 @@
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import defjvp_linear, defvjp, defvjp_all
+from .._abstract import ShapedArray, standin_rule, xp_of
+from ..extend import as_primitive, defabstract_eval, defjvp_linear, defvjp, defvjp_all
 from ._util import dtype_of, ndim, shape, unbroadcast, wrap
 
 
@@ -170,3 +171,26 @@ def broadcast_arrays(*args, subok=False):
     """The arguments broadcast against each other (a tuple, as NumPy 2 returns)."""
     s = np.broadcast_shapes(*[shape(a) for a in args])
     return tuple(a if shape(a) == s else broadcast_to(a, s) for a in args)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _concatenate_aval(*arrays, axis=0):
+    # The dtype (and the axis check) from size-1 stand-ins; the shape adds up along `axis`.
+    tiny = [np.zeros((1,) * a.ndim, a.dtype) for a in arrays]
+    dtype = np.concatenate(tiny, axis=axis).dtype
+    ax = axis % arrays[0].ndim
+    rest = {a.shape[:ax] + a.shape[ax + 1:] for a in arrays}
+    if len(rest) > 1:
+        raise ValueError(f"concatenate: the shapes {[a.shape for a in arrays]} differ outside "
+                         f"axis {axis}; make them match there.")
+    out = list(arrays[0].shape)
+    out[ax] = sum(a.shape[ax] for a in arrays)
+    return ShapedArray(out, dtype, xp=xp_of(arrays))
+
+
+for _f in (_reshape_p, _transpose_p, broadcast_to):  # views: stand-ins cost nothing
+    defabstract_eval(_f, standin_rule(as_primitive(_f).impl))
+defabstract_eval(_concatenate_p, _concatenate_aval)
+defabstract_eval(_astype_p, lambda x, dtype: x.update(dtype=dtype, weak_type=False))
+del _f

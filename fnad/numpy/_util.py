@@ -3,6 +3,7 @@ helpers (unbroadcast, ...) come from the core, fnad._shapes, as fnad.extend expo
 
 import numpy as np
 
+from .._abstract import ShapedArray, is_aval, ufunc_rule, xp_of
 from .._shapes import dtype_of as dtype_of
 from .._shapes import ndim as ndim
 from .._shapes import norm_axes as norm_axes
@@ -11,18 +12,22 @@ from .._shapes import unbroadcast as unbroadcast
 from .._tracer import PRIMITIVE_OF, Primitive, primitive, register_callable
 
 __all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes",
-           "expand_reduced"]
+           "expand_reduced", "linalg_rule"]
 
 
 def wrap(np_fun, name=None, **kw):
     """A primitive running `np_fun` (NumPy functions dispatch to CuPy for CuPy arrays).
 
     A single-output ufunc is returned as itself: on plain arrays it then costs exactly what
-    NumPy costs, and tracers reach its primitive through `Tracer.__array_ufunc__`.
+    NumPy costs, and tracers reach its primitive through `Tracer.__array_ufunc__`. An
+    elementwise ufunc gets its abstract evaluation from NumPy's own type resolution.
     """
     if isinstance(np_fun, np.ufunc) and np_fun.nout == 1:
         if np_fun not in PRIMITIVE_OF:
-            register_callable(np_fun, Primitive(name or np_fun.__name__, np_fun, **kw))
+            prim = Primitive(name or np_fun.__name__, np_fun, **kw)
+            if np_fun.signature is None:
+                prim.abstract_eval = ufunc_rule(np_fun)
+            register_callable(np_fun, prim)
         return np_fun
     fun = primitive(np_fun, name or np_fun.__name__, **kw)
     if getattr(np_fun, "__doc__", None):
@@ -43,3 +48,27 @@ def expand_reduced(v, x_shape, axis, keepdims):
         return v
     axes = norm_axes(axis, len(x_shape))
     return v.reshape(tuple(1 if i in axes else s for i, s in enumerate(x_shape)))
+
+
+def linalg_rule(fn, out_shapes):
+    """The abstract evaluation of a linalg op on stacks of matrices: `out_shapes(*avals)`
+    gives the result shape(s); the dtype(s) come from `fn` on small identity-like stand-ins
+    (batch axes of size 1, square or wide or tall as the input is)."""
+    def rule(*args, **kwargs):
+        tiny = [_tiny_matrix(a) if is_aval(a) else a for a in args]
+        with np.errstate(all="ignore"):
+            out = fn(*tiny, **kwargs)
+        shapes = out_shapes(*args, **kwargs)
+        xp = xp_of(args)
+        if isinstance(out, tuple):
+            return tuple(ShapedArray(s, np.result_type(o), xp=xp) for s, o in zip(shapes, out))
+        return ShapedArray(shapes, np.result_type(out), xp=xp)
+    return rule
+
+
+def _tiny_matrix(a):
+    if a.ndim < 2:
+        return np.ones((2,) * a.ndim, a.dtype)
+    m, n = a.shape[-2:]
+    core = (2, 2) if m == n else ((2, 3) if m < n else (3, 2))
+    return np.broadcast_to(np.eye(*core, dtype=a.dtype), (1,) * (a.ndim - 2) + core)

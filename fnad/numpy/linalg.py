@@ -37,12 +37,16 @@ from ._linalg_norm import (
     vector_norm as vector_norm,
 )
 from ._linalg import mT as matrix_transpose  # noqa: F401
+from ..extend import defabstract_eval as _defabstract_eval
+from ._util import linalg_rule as _linalg_rule
 from ._util import wrap_nondiff as _wrap_nondiff
 
 import numpy as _np
 
 LinAlgError = _np.linalg.LinAlgError
 matrix_rank = _wrap_nondiff(_np.linalg.matrix_rank, "matrix_rank")
+_defabstract_eval(matrix_rank, _linalg_rule(_np.linalg.matrix_rank,
+                                            lambda a, *args, **kw: a.shape[:-2]))
 
 __all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "multi_dot", "norm", "pinv", "qr", "slogdet",

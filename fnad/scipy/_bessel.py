@@ -9,9 +9,11 @@ The order (n or v) carries no derivative: asking for one raises NotImplementedEr
 
 from .. import numpy as fnp
 from ..extend import defjvp, defvjp
-from ..numpy._util import shape, unbroadcast
+from .._abstract import elementwise_rule
+from ..extend import as_primitive, defabstract_eval
+from ..numpy._util import shape, unbroadcast, wrap
 from . import _bessel_kernels as _b
-from ._special import _bcast, _def_unary, _kernel, wrap
+from ._special import _bcast, _def_unary, _kernel
 
 j0 = wrap(_kernel("j0", _b.j0), "j0")
 j1 = wrap(_kernel("j1", _b.j1), "j1")
@@ -79,3 +81,9 @@ for _f, _doc in _DOCS.items():
                   f"Example:\n  fnad.grad(lambda x: fnp.sum(fnad.scipy.special.{_f.__name__}("
                   f"{_order}x)))(x)\n")
 del _f, _doc, _order
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+for _f in (j0, j1, y0, y1, jn, yn, iv, ive, i0, i1, i0e, i1e):
+    defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
+del _f

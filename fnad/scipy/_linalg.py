@@ -15,6 +15,8 @@ from .. import numpy as fnp
 from .._tracer import getval
 from ..extend import defjvp, defvjp
 from ..numpy._linalg import as_array, check_matrix, check_square, eye_like, mT
+from .._abstract import same_rule
+from ..extend import defabstract_eval
 from ..numpy._util import shape, wrap
 
 
@@ -301,3 +303,7 @@ def sqrtm(a, disp=True, blocksize=64):
     if va.size and not np.all(np.isfinite(va)):
         raise ValueError(f"{_name('sqrtm')}: the matrix has non-finite entries.")
     return _sqrtm_p(a)
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+defabstract_eval(_sqrtm_p, same_rule)

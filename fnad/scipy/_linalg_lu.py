@@ -14,6 +14,7 @@ from .._backend import array_module
 from .._tracer import getval
 from ..extend import defjvp, defvjp
 from ..numpy._linalg import check_matrix, mT
+from ..extend import defabstract_eval
 from ..numpy._util import shape, wrap
 
 
@@ -173,3 +174,15 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 
 
 __all__ = ["lu", "lu_factor", "lu_solve"]
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _lu_aval(a):
+    m, n = a.shape[-2:]
+    k, lead = min(m, n), a.shape[:-2]
+    return (a.update(shape=lead + (m, k), weak_type=False),
+            a.update(shape=lead + (k, n), weak_type=False))
+
+
+defabstract_eval(_lu_p, _lu_aval)

@@ -12,6 +12,8 @@ from .. import numpy as fnp
 from .._backend import array_module
 from .._tracer import Tracer
 from ..extend import defjvp_linear, defvjp
+from .._abstract import ShapedArray, xp_of
+from ..extend import defabstract_eval
 from ..numpy._util import shape, wrap
 
 
@@ -113,3 +115,13 @@ def correlate(in1, in2, mode="full", method="auto"):
 
 
 __all__ = ["convolve", "correlate"]
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+
+def _conv_full_aval(a, v):
+    out = tuple(n + k - 1 for n, k in zip(a.shape, v.shape))
+    return ShapedArray(out, np.result_type(a.dtype, v.dtype), xp=xp_of((a, v)))
+
+
+defabstract_eval(_conv_full_p, _conv_full_aval)

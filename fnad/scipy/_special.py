@@ -9,7 +9,9 @@ import numpy as np
 from .. import numpy as fnp
 from .._backend import asarray_like, is_cupy_array
 from .._tracer import Tracer
-from ..extend import defjvp, defvjp, primitive, shape, unbroadcast
+from .._abstract import dtype_rule, elementwise_rule
+from ..extend import (as_primitive, defabstract_eval, defjvp, defvjp, primitive, shape,
+                      unbroadcast)
 from ..numpy import logsumexp as logsumexp
 from . import _special_math as _m
 
@@ -204,3 +206,11 @@ def log_softmax(x, axis=None):
       fnad.scipy.special.log_softmax(np.array([0.0, -1e4]), axis=0)
     """
     return _log_softmax_p(_arr(x), _axis_arg(axis))
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+for _f in (erf, erfc, erfinv, gammaln, digamma, polygamma, expit, logit, xlogy, xlog1py):
+    defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
+defabstract_eval(_softmax_p, dtype_rule(_softmax_impl))
+defabstract_eval(_log_softmax_p, dtype_rule(_log_softmax_impl))
+del _f

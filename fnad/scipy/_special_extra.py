@@ -14,9 +14,11 @@ import numpy as np
 from .. import numpy as fnp
 from .._tracer import getval
 from ..extend import defjvp, defvjp
-from ..numpy._util import shape, unbroadcast
+from .._abstract import elementwise_rule
+from ..extend import as_primitive, defabstract_eval
+from ..numpy._util import shape, unbroadcast, wrap
 from . import _special_kernels as _k
-from ._special import _arr, _bcast, _def_unary, _kernel, digamma, erfc, gammaln, wrap
+from ._special import _arr, _bcast, _def_unary, _kernel, digamma, erfc, gammaln
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -239,3 +241,10 @@ for _f, _doc in _DOCS.items():
                   "or cupyx.scipy.special directly on plain arrays.\n\nExample:\n  "
                   f"fnad.grad(lambda x: fnp.sum(fnad.scipy.special.{_f.__name__}({_nargs}x)))(x)\n")
 del _f, _doc, _nargs
+
+# ----------------------------------------------------------------------------- abstract evaluation
+
+for _f in (gamma, rgamma, erfcx, erfcinv, gammainc, gammaincc, betainc, gammaincinv,
+           _gammainc_da, betaincinv, log_ndtr):
+    defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
+del _f

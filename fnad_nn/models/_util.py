@@ -8,7 +8,7 @@ import numpy as np
 
 import fnad
 import fnad.random as random
-from fnad._backend import array_module as _array_module  # the one private import (see brief)
+from fnad.extend import array_module as _array_module
 from fnad.extend import getval
 
 import fnad_nn as nn

@@ -9,6 +9,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
+from fnad._abstract import aval_of
 from fnad._tracer import Trace, Tracer
 from fnad.extend import defjvp, defvjp_all, defvjp_multi, primitive
 from fnad.test_util import check_grads
@@ -42,6 +43,10 @@ class _Box(Tracer):
     @property
     def value(self):
         return self._value
+
+    @property
+    def aval(self):
+        return aval_of(self._value)
 
 
 class _Recorder(Trace):
