@@ -19,7 +19,7 @@ def parser(name, doc):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--out", type=Path, default=RESULTS / f"{name}.json",
-                   help="where to write the JSON result (default docs/results/%(prog)s.json)")
+                   help=f"where to write the JSON result (default docs/results/{name}.json)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
