@@ -12,7 +12,8 @@ import itertools
 import weakref
 
 __all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "register_callable",
-           "PRIMITIVE_OF", "PRIMITIVES", "register_array_methods", "set_impl_error_hook"]
+           "PRIMITIVE_OF", "PRIMITIVES", "register_array_methods", "set_impl_error_hook",
+           "UnexpectedTracerError", "finish_trace"]
 
 _levels = itertools.count(1)
 
