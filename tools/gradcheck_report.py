@@ -161,7 +161,7 @@ def write(table, rows, pytest_res, elapsed, out):
         f"Python {platform.python_version()}; the op tables ran in {elapsed:.0f} s.",
         "",
         f"- {len(table)} ops, {n_cases} cases (tests/numpy/cases.py, cases_shape.py, "
-        "cases_linalg.py).",
+        "cases_linalg.py, cases_scipy.py).",
         f"- Worst error against finite differences: {fmt(max(fd_strict))} over the float64 "
         f"cases (five-point stencil, step 1e-3); {fmt(max(fd_all))} including the cases "
         f"that round through float32 on purpose ({', '.join(loose) or 'none'}).",
