@@ -120,6 +120,7 @@ def train(args, config, params, corpus, *, name):
           f"{args.steps} steps of {args.batch_size} x {args.context}")
     bar = progress(total=args.steps, desc=name, disable=args.no_progress)
     bar.update(step)
+    say = getattr(bar, "write", print)   # a line above the bar (print without tqdm)
     losses, t0, start = [], time.perf_counter(), step
     stop = args.steps if args.stop_at is None else min(args.stop_at, args.steps)
     while step < stop:
@@ -138,7 +139,7 @@ def train(args, config, params, corpus, *, name):
             history.append({"step": step, "train_loss": float(np.mean(losses)),
                             "val_loss": val, "seconds": round(time.perf_counter() - t0, 1)})
             losses = []
-            bar.write(f"step {step}: train loss {history[-1]['train_loss']:.4f}, val loss "
+            say(f"step {step}: train loss {history[-1]['train_loss']:.4f}, val loss "
                       f"{val:.4f} nats ({models.bits_per_char(val):.4f} bits) per char")
         if args.checkpoint is not None and (step % every == 0 or step == stop):
             fnad.save(args.checkpoint, _state(params, opt_state, key, step, history))

@@ -108,6 +108,7 @@ def main(argv=None):
           f"{n_params:,} parameters, {args.steps} steps of batch {args.batch_size}, "
           f"{args.test_size} test sequences")
     bar = progress(range(args.steps), desc="seq2seq", disable=args.no_progress)
+    say = getattr(bar, "write", print)   # a line above the bar (print without tqdm)
     history, losses, t0 = [], [], time.perf_counter()
     for step in bar:
         key, sub = random.split(key)
@@ -124,7 +125,7 @@ def main(argv=None):
                             "test_exact_match": acc,
                             "seconds": round(time.perf_counter() - t0, 1)})
             losses = []
-            bar.write(f"step {step + 1}: train loss {history[-1]['train_loss']:.4f}, greedy "
+            say(f"step {step + 1}: train loss {history[-1]['train_loss']:.4f}, greedy "
                       f"exact match {acc:.4f}")
     bar.close()
     acc = history[-1]["test_exact_match"] if history else exact_match(params, config, *test[::2])
