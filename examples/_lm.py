@@ -140,7 +140,7 @@ def train(args, config, params, corpus, *, name):
                             "val_loss": val, "seconds": round(time.perf_counter() - t0, 1)})
             losses = []
             say(f"step {step}: train loss {history[-1]['train_loss']:.4f}, val loss "
-                      f"{val:.4f} nats ({models.bits_per_char(val):.4f} bits) per char")
+                f"{val:.4f} nats ({models.bits_per_char(val):.4f} bits) per char")
         if args.checkpoint is not None and (step % every == 0 or step == stop):
             fnad.save(args.checkpoint, _state(params, opt_state, key, step, history))
     bar.close()

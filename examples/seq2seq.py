@@ -126,7 +126,7 @@ def main(argv=None):
                             "seconds": round(time.perf_counter() - t0, 1)})
             losses = []
             say(f"step {step + 1}: train loss {history[-1]['train_loss']:.4f}, greedy "
-                      f"exact match {acc:.4f}")
+                f"exact match {acc:.4f}")
     bar.close()
     acc = history[-1]["test_exact_match"] if history else exact_match(params, config, *test[::2])
     print(f"seq2seq: exact-match accuracy {acc:.4f} on {args.test_size} held-out sequences "
