@@ -17,12 +17,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 _OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
-ORDER = ["xor", "scalar_autodiff", "mnist_mlp", "mnist_curve", "mnist_cnn"]
+ORDER = ["xor", "scalar_autodiff", "mnist_mlp", "mnist_curve", "mnist_cnn", "train_gpt",
+         "seq2seq", "rnn_lm"]
 
 
 def fmt_value(metric, value):
     if "accuracy" in metric:
         return f"{100 * value:.2f}%"
+    if "validation loss" in metric:
+        return f"{value:.4f}"
     return f"{value:.2g}"
 
 
