@@ -33,7 +33,20 @@ def add_cotangents(a, b):
     return a + b
 
 
-class RevTracer(Tracer):
+class ValueTracer(Tracer):
+    """An autodiff tracer, which holds a value (`_value`): its abstract value comes from the
+    value's shape and dtype, and the four fields are read from the value directly (the same
+    answer, without building a ShapedArray per access)."""
+
+    __slots__ = ()
+    aval = property(lambda s: aval_of(s._value))
+    shape = property(lambda s: s._value.shape)
+    dtype = property(lambda s: s._value.dtype)
+    ndim = property(lambda s: s._value.ndim)
+    size = property(lambda s: s._value.size)
+
+
+class RevTracer(ValueTracer):
     __slots__ = ("_value", "_trace", "_idx")
 
     def __init__(self, value, trace, idx):
@@ -47,14 +60,6 @@ class RevTracer(Tracer):
 
     def __repr__(self):
         return f"RevTracer(level={self._trace.level}, value={self._value!r})"
-
-    # The abstract value comes from the value's own shape and dtype; the four fields are read
-    # from the value directly (the same answer, without building a ShapedArray per access).
-    aval = property(lambda s: aval_of(s._value))
-    shape = property(lambda s: s._value.shape)
-    dtype = property(lambda s: s._value.dtype)
-    ndim = property(lambda s: s._value.ndim)
-    size = property(lambda s: s._value.size)
 
 
 class CustomNode:
@@ -156,13 +161,9 @@ def backward(tape, seeds, consume=False):
         _, ans, vals, kwargs, parents = entry
         if prim.multiple_results:
             g = tuple(zeros_like_value(a) if gi is None else gi for gi, a in zip(g, ans))
-        if type(prim) is CustomNode:
-            cts = prim.vjp_all(g)
-            for i, p in parents:
-                grads[p] = add_cotangents(grads[p], cts[i])
-            continue
-        if prim.vjp_all is not None:
-            cts = prim.vjp_all(g, ans, *vals, **kwargs)
+        if prim.vjp_all is not None:  # one rule for every argument (a CustomNode's takes g)
+            cts = (prim.vjp_all(g) if type(prim) is CustomNode
+                   else prim.vjp_all(g, ans, *vals, **kwargs))
             for i, p in parents:
                 grads[p] = add_cotangents(grads[p], cts[i])
             continue
@@ -177,7 +178,7 @@ def backward(tape, seeds, consume=False):
     return grads
 
 
-class JVPTracer(Tracer):
+class JVPTracer(ValueTracer):
     __slots__ = ("_value", "_tangent", "_trace")
 
     def __init__(self, value, tangent, trace):
@@ -191,14 +192,6 @@ class JVPTracer(Tracer):
 
     def __repr__(self):
         return f"JVPTracer(level={self._trace.level}, value={self._value!r})"
-
-    # The abstract value comes from the value's own shape and dtype; the four fields are read
-    # from the value directly (the same answer, without building a ShapedArray per access).
-    aval = property(lambda s: aval_of(s._value))
-    shape = property(lambda s: s._value.shape)
-    dtype = property(lambda s: s._value.dtype)
-    ndim = property(lambda s: s._value.ndim)
-    size = property(lambda s: s._value.size)
 
 
 class JVPTrace(Trace):

@@ -183,8 +183,6 @@ def getval(x):
     return x
 
 
-
-
 class Primitive:
     """One operation and the rules that transforms look up.
 

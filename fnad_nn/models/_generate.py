@@ -69,10 +69,13 @@ def _gpt_step(params, config, ids, state):
     return _gpt.gpt(params, config, seq)[:, -1], seq
 
 
-def _s2s_start(params, config, src, cached, bos_id):
+def _need_bos(bos_id, model):
     if bos_id is None:
-        raise ValueError("generate: a Seq2Seq model needs bos_id= (the id the decoder starts "
-                         "from).")
+        raise ValueError(f"generate: {model} needs bos_id= (the id the decoder starts from).")
+
+
+def _s2s_start(params, config, src, cached, bos_id):
+    _need_bos(bos_id, "a Seq2Seq model")
     xp = array_module(params)
     memory = _seq2seq.encode(params, config, src)
     tgt = xp.full((src.shape[0], 1), bos_id, dtype=src.dtype)
@@ -103,9 +106,7 @@ def _rnn_lm_step(params, config, ids, state):
 
 
 def _rnn_s2s_start(params, config, src, cached, bos_id):
-    if bos_id is None:
-        raise ValueError("generate: an RNN encoder-decoder needs bos_id= (the id the decoder "
-                         "starts from).")
+    _need_bos(bos_id, "an RNN encoder-decoder")
     xp = array_module(params)
     state = _rnn_models.rnn_encode(params, config, src)
     return _rnn_s2s_step(params, config, xp.full((src.shape[0], 1), bos_id, src.dtype), state)

@@ -12,7 +12,7 @@ import fnad.random as random
 import fnad_nn as nn
 
 from . import _blocks
-from ._util import (ACTIVATIONS, NORMS, array_module, cache_length, check_choice, check_tokens,
+from ._util import (array_module, cache_length, check_tokens, check_transformer_config,
                     dropout_keys, init_cache, init_norm, norm, param_dtype, rope_tables,
                     sinusoid_table)
 
@@ -60,12 +60,7 @@ class GPTConfig:
     dtype: type = np.float32
 
     def __post_init__(self):
-        check_choice("GPTConfig", "positions", self.positions, POSITIONS)
-        check_choice("GPTConfig", "norm", self.norm, NORMS)
-        check_choice("GPTConfig", "activation", self.activation, ACTIVATIONS)
-        if self.d_model % self.n_heads:
-            raise ValueError(f"GPTConfig: d_model={self.d_model} is not divisible by "
-                             f"n_heads={self.n_heads}; pick another n_heads.")
+        check_transformer_config("GPTConfig", self, POSITIONS)
         if self.positions == "rotary" and (self.d_model // self.n_heads) % 2:
             raise ValueError(f"GPTConfig: rotary positions need an even head size, got "
                              f"d_model // n_heads = {self.d_model // self.n_heads}.")

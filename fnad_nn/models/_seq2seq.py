@@ -13,7 +13,7 @@ import fnad.random as random
 import fnad_nn as nn
 
 from . import _blocks
-from ._util import (ACTIVATIONS, NORMS, array_module, cache_length, check_choice, check_tokens,
+from ._util import (array_module, cache_length, check_tokens, check_transformer_config,
                     dropout_keys, embed_scale, init_cache, init_norm, norm, param_dtype,
                     rope_tables, sinusoid_table)
 
@@ -69,12 +69,7 @@ class Seq2SeqConfig:
     dtype: type = np.float32
 
     def __post_init__(self):
-        check_choice("Seq2SeqConfig", "positions", self.positions, POSITIONS)
-        check_choice("Seq2SeqConfig", "norm", self.norm, NORMS)
-        check_choice("Seq2SeqConfig", "activation", self.activation, ACTIVATIONS)
-        if self.d_model % self.n_heads:
-            raise ValueError(f"Seq2SeqConfig: d_model={self.d_model} is not divisible by "
-                             f"n_heads={self.n_heads}; pick another n_heads.")
+        check_transformer_config("Seq2SeqConfig", self, POSITIONS)
         if self.shared_tok and self.src_vocab != self.tgt_vocab:
             raise ValueError(f"Seq2SeqConfig: shared_tok=True needs src_vocab == tgt_vocab, "
                              f"got {self.src_vocab} and {self.tgt_vocab}; use one joint "

@@ -79,6 +79,16 @@ def check_choice(fname, what, value, choices):
         raise ValueError(f"{fname}: {what}={value!r}; use one of {list(choices)}.")
 
 
+def check_transformer_config(fname, config, positions):
+    """The checks a transformer config shares: its choices, and heads that split d_model."""
+    check_choice(fname, "positions", config.positions, positions)
+    check_choice(fname, "norm", config.norm, NORMS)
+    check_choice(fname, "activation", config.activation, ACTIVATIONS)
+    if config.d_model % config.n_heads:
+        raise ValueError(f"{fname}: d_model={config.d_model} is not divisible by "
+                         f"n_heads={config.n_heads}; pick another n_heads.")
+
+
 def init_norm(kind, d, dtype):
     return nn.init_layer_norm(d, dtype=dtype) if kind == "layer" else nn.init_rms_norm(
         d, dtype=dtype)
