@@ -133,6 +133,15 @@ def pass_through(trace, prim, args, kwargs):
     return prim.impl(*vals, **kwargs)
 
 
+def _real_if_real(c, x):
+    """A complex cotangent for a real input `x` is its real part (JAX's convention: the
+    transpose of promoting a real value to complex takes the real part)."""
+    dt = getattr(c, "dtype", None)
+    if dt is not None and dt.kind == "c" and x.dtype.kind != "c":
+        return c.real
+    return c
+
+
 def backward(tape, seeds, consume=False):
     """Run the tape backwards from `seeds` [(idx, cotangent)]; returns the grads list.
 
@@ -165,14 +174,14 @@ def backward(tape, seeds, consume=False):
             cts = (prim.vjp_all(g) if type(prim) is CustomNode
                    else prim.vjp_all(g, ans, *vals, **kwargs))
             for i, p in parents:
-                grads[p] = add_cotangents(grads[p], cts[i])
+                grads[p] = add_cotangents(grads[p], _real_if_real(cts[i], vals[i]))
             continue
         vjps = prim.vjps
         for i, p in parents:
             rule = vjps.get(i)
             if rule is None:
                 raise prim.missing("vjp", i)
-            c = rule(g, ans, *vals, **kwargs)
+            c = _real_if_real(rule(g, ans, *vals, **kwargs), vals[i])
             old = grads[p]
             grads[p] = c if old is None else old + c
     return grads

@@ -144,6 +144,8 @@ def _fix_ct(g, x):
         if getval(g).shape != v.shape:
             raise ValueError(f"internal: cotangent of shape {getval(g).shape} for an input of "
                              f"shape {v.shape}")
+    if getval(g).dtype.kind == "c" and v.dtype.kind != "c":
+        g = g.real  # a real input's cotangent is the real part (JAX's convention)
     if getval(g).dtype != v.dtype:
         g = g.astype(v.dtype)
     return g

@@ -1,4 +1,10 @@
-"""Numerical gradient checking with JAX's `check_grads` signature and meaning."""
+"""Numerical gradient checking with JAX's `check_grads` signature and meaning.
+
+Complex inputs get complex random directions (real and imaginary parts both drawn), and
+complex outputs complex cotangents. The VJP check pairs arrays with JAX's real bilinear form
+<u, v> = Re(sum(u * v)) (no conjugate), under which `vjp` is the transpose of `jvp`: for a
+holomorphic f, vjp(f)(u) = u * f'(z).
+"""
 
 import numpy as np
 
@@ -18,19 +24,18 @@ def _leaves(tree):
     return [getval(x) for x in tree_flatten(tree)[0]]
 
 
-def _floats(args):
-    return [np.asarray(x).dtype.kind == "f" if not hasattr(x, "dtype") else x.dtype.kind == "f"
-            for x in tree_flatten(args)[0]]
-
-
 def _random_like(args, rng):
     flat, tree = tree_flatten(args)
     out = []
     for x in flat:
         v = getval(x)
         v = np.asarray(v) if not hasattr(v, "dtype") else v
-        r = rng.standard_normal(v.shape).astype(v.dtype) if v.dtype.kind == "f" else \
-            np.zeros(v.shape, v.dtype)
+        if v.dtype.kind == "f":
+            r = rng.standard_normal(v.shape).astype(v.dtype)
+        elif v.dtype.kind == "c":
+            r = (rng.standard_normal(v.shape) + 1j * rng.standard_normal(v.shape)).astype(v.dtype)
+        else:
+            r = np.zeros(v.shape, v.dtype)
         out.append(_like_backend(r, v))
     return tree_unflatten(tree, out)
 
@@ -44,7 +49,7 @@ def _like_backend(r, v):
 
 def _axpy(a, xs, ys):
     return tree_unflatten(tree_flatten(ys)[1],
-                          [y + a * x if getval(y).dtype.kind == "f" else y
+                          [y + a * x if getval(y).dtype.kind in "fc" else y
                            for x, y in zip(tree_flatten(xs)[0], tree_flatten(ys)[0])])
 
 
@@ -52,9 +57,15 @@ def _inner(xs, ys):
     total = 0.0
     for x, y in zip(_leaves(xs), _leaves(ys)):
         x, y = np.asarray(_host(x)), np.asarray(_host(y))
-        if x.dtype.kind == "f" and y.dtype.kind == "f":
-            total += float(np.sum(x.astype(np.float64) * y.astype(np.float64)))
+        if x.dtype.kind in "fc" and y.dtype.kind in "fc":  # Re(sum(x * y)), JAX's pairing
+            total += float(np.real(np.sum(_wide(x) * _wide(y))))
     return total
+
+
+def _wide(x):
+    """`x` as float64, or complex128 if complex."""
+    x = np.asarray(_host(x))
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
 
 
 def _host(x):
@@ -65,14 +76,14 @@ def numerical_jvp(f, primals, tangents, eps):
     """Central difference `(f(x + eps t) - f(x - eps t)) / 2 eps`, as a list of leaves."""
     f_pos = _leaves(f(*_axpy(eps, tangents, primals)))
     f_neg = _leaves(f(*_axpy(-eps, tangents, primals)))
-    return [(np.asarray(_host(p), np.float64) - np.asarray(_host(n), np.float64)) / (2 * eps)
+    return [(_wide(p) - _wide(n)) / (2 * eps)
             for p, n in zip(f_pos, f_neg)]
 
 
 def _tol_eps(args, atol, rtol, eps):
     dtypes = [np.asarray(getval(x)).dtype if not hasattr(getval(x), "dtype") else getval(x).dtype
               for x in tree_flatten(args)[0]]
-    floats = [d for d in dtypes if d.kind == "f"] or [np.dtype(np.float64)]
+    floats = [np.finfo(d).dtype for d in dtypes if d.kind in "fc"] or [np.dtype(np.float64)]
     low = min(floats, key=lambda d: d.itemsize)
     tol = _DEFAULT_TOL.get(low, 1e-5)
     return (tol if atol is None else atol, tol if rtol is None else rtol,
@@ -81,8 +92,7 @@ def _tol_eps(args, atol, rtol, eps):
 
 def _assert_close(actual, expected, atol, rtol, what):
     for k, (a, e) in enumerate(zip(actual, expected)):
-        a = np.asarray(_host(a), np.float64)
-        e = np.asarray(_host(e), np.float64)
+        a, e = _wide(a), _wide(e)
         if not np.allclose(a, e, atol=atol, rtol=rtol, equal_nan=True):
             err = np.max(np.abs(a - e))
             raise AssertionError(f"check_grads: {what} mismatch in output {k} (max abs error "
@@ -107,8 +117,8 @@ def check_vjp(f, args, atol=None, rtol=None, eps=None, rng=None):
     cts = _random_like(out, rng)
     tangents = _random_like(args, rng)
     ip = _inner(tangents, f_vjp(cts))
-    flat_ct = [np.asarray(_host(c), np.float64) for c in _leaves(cts)]
-    ip_expected = sum(float(np.sum(c * n)) for c, n in
+    flat_ct = [_wide(c) for c in _leaves(cts)]
+    ip_expected = sum(float(np.real(np.sum(c * n))) for c, n in
                       zip(flat_ct, numerical_jvp(f, args, tangents, eps)))
     _assert_close([ip], [ip_expected], atol, rtol, "VJP")
 

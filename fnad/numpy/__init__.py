@@ -277,3 +277,4 @@ def size(a, axis=None):
 
 
 from . import linalg as linalg  # noqa: E402
+from . import fft as fft  # noqa: E402
