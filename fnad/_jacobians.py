@@ -12,7 +12,7 @@ from ._backend import array_module
 from ._tracer import Tracer, getval
 from ._transforms import _argnums_tuple, jvp, vjp
 from ._tree import tree_flatten, tree_unflatten
-from ._transforms import _dyn_args, _layout
+from ._transforms import _dyn_args, _layout, _require_complex
 
 __all__ = ["jacrev", "jacfwd", "hessian"]
 
@@ -49,11 +49,24 @@ def _basis(leaves, k_leaf, k):
     return out
 
 
-def jacrev(fun, argnums=0, has_aux=False):
+def _require_real(fname, what, values, mode):
+    """JAX's check without holomorphic=True: jacrev needs real outputs, jacfwd real inputs."""
+    for v in tree_flatten(values)[0]:
+        dt = getattr(getval(v), "dtype", None)
+        if dt is not None and dt.kind == "c":
+            raise TypeError(f"{fname} requires real-valued {what}, but got dtype {dt}; for "
+                            "holomorphic differentiation pass holomorphic=True, and for a "
+                            f"non-holomorphic function of complex values use fnad.{mode} "
+                            "directly.")
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian of `fun` by reverse mode: one VJP per output element.
 
     Returns a function giving, for each output leaf of shape S_out and input leaf of shape
     S_in, an array of shape S_out + S_in, nested as output tree of (argument trees).
+    Outputs must be real unless `holomorphic=True` (complex inputs and outputs, entries
+    f'(z)), as in JAX; complex inputs of a real function get JAX's convention (see grad).
 
     Example:
       J = fnad.jacrev(fnp.tanh)(x)    # shape x.shape + x.shape
@@ -63,8 +76,14 @@ def jacrev(fun, argnums=0, has_aux=False):
     def jacfun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
         uniq, primals = _dyn_args(args, nums, "jacrev")
+        if holomorphic:
+            _require_complex("jacrev", "inputs", primals)
         res = vjp(_partial(fun, args, uniq, kwargs), *primals, has_aux=has_aux)
         out, f_vjp = res[0], res[1]
+        if holomorphic:
+            _require_complex("jacrev", "outputs", out)
+        else:
+            _require_real("jacrev", "outputs", out, "vjp")
         out_flat, out_tree = tree_flatten(out)
         in_flat, in_tree = tree_flatten(primals)
         per_out = []
@@ -84,10 +103,11 @@ def jacrev(fun, argnums=0, has_aux=False):
     return jacfun
 
 
-def jacfwd(fun, argnums=0, has_aux=False):
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian of `fun` by forward mode: one JVP per input element.
 
-    Same output layout as `jacrev`.
+    Same output layout as `jacrev`. Inputs must be real unless `holomorphic=True` (complex
+    inputs and outputs), as in JAX.
 
     Example:
       J = fnad.jacfwd(lambda x: x ** 3)(x)
@@ -97,6 +117,10 @@ def jacfwd(fun, argnums=0, has_aux=False):
     def jacfun(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
         uniq, primals = _dyn_args(args, nums, "jacfwd")
+        if holomorphic:
+            _require_complex("jacfwd", "inputs", primals)
+        else:
+            _require_real("jacfwd", "inputs", primals, "jvp")
         in_flat, in_tree = tree_flatten(primals)
         f = _partial(fun, args, uniq, kwargs)
         aux = None
@@ -118,6 +142,8 @@ def jacfwd(fun, argnums=0, has_aux=False):
         if out_tree is None:  # every input is empty
             out, _ = jvp(f, primals, primals)
             out_flat, out_tree = tree_flatten(out)
+        if holomorphic:
+            _require_complex("jacfwd", "outputs", out)
         per_out = []
         for j, o in enumerate(out_flat):
             o_shape = tuple(getval(o).shape)
@@ -133,10 +159,11 @@ def jacfwd(fun, argnums=0, has_aux=False):
     return jacfun
 
 
-def hessian(fun, argnums=0):
-    """Hessian of scalar `fun`: `jacfwd(jacrev(fun))`.
+def hessian(fun, argnums=0, holomorphic=False):
+    """Hessian of scalar `fun`: `jacfwd(jacrev(fun))` (`holomorphic` as for both).
 
     Example:
       H = fnad.hessian(lambda x: fnp.sum(x ** 3))(x)   # shape x.shape + x.shape
     """
-    return jacfwd(jacrev(fun, argnums), argnums)
+    return jacfwd(jacrev(fun, argnums, holomorphic=holomorphic), argnums,
+                  holomorphic=holomorphic)

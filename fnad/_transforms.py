@@ -201,13 +201,19 @@ def _refuse_leaf(flat, in_tree, argnums, i):
                             "x.astype(float), or leave it out of argnums.")
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
     """Return a function computing `fun`'s value and its gradient.
 
     Args:
-      fun: returns a scalar float (or `(scalar, aux)` with has_aux).
+      fun: returns a real scalar (or `(scalar, aux)` with has_aux); with holomorphic=True a
+        complex scalar of complex inputs.
       argnums: int or tuple of ints: which positional arguments to differentiate.
       has_aux: whether `fun` returns auxiliary data as a second output.
+      holomorphic: `fun` is holomorphic in complex inputs: the gradient is f'(z).
+
+    Complex inputs follow JAX's convention: for a real `fun` of complex z = x + iy the
+    gradient is df/dx - i df/dy (grad of |z|^2 is 2 conj(z)); step against its conjugate
+    to descend.
 
     Returns:
       A function returning `(value, grad)` or `((value, aux), grad)`; grad has the pytree
@@ -229,8 +235,10 @@ def value_and_grad(fun, argnums=0, has_aux=False):
                 full[n] = d
             return fun(*full, **kwargs)
 
-        res = _vjp(partial, tuple(args[n] for n in uniq), has_aux, uniq, once=True,
-                   name="grad")
+        dyn = tuple(args[n] for n in uniq)
+        if holomorphic:
+            _require_complex("grad", "inputs", dyn)
+        res = _vjp(partial, dyn, has_aux, uniq, once=True, name="grad")
         out, f_vjp = res[0], res[1]
         if not (isinstance(out, (Tracer, float)) or is_array(out)):
             shape = None
@@ -240,17 +248,31 @@ def value_and_grad(fun, argnums=0, has_aux=False):
             raise TypeError(f"grad requires {name} to return a scalar, but it returned "
                             f"{_describe(out)}; use fnad.jacrev or fnad.vjp for non-scalar "
                             "outputs.")
-        if np.dtype(dtype).kind != "f":
-            hint = ("take fnp.real or fnp.abs of it, or use fnad.vjp with a complex cotangent"
+        if holomorphic:
+            _require_complex("grad", "outputs", (out,))
+        elif np.dtype(dtype).kind != "f":
+            hint = ("for holomorphic differentiation pass holomorphic=True; otherwise take "
+                    "fnp.real or fnp.abs of it, or use fnad.vjp with a complex cotangent"
                     if np.dtype(dtype).kind == "c" else "cast the output to a float dtype")
-            raise TypeError(f"grad requires {name} to return a real float scalar, but it "
-                            f"returned dtype {dtype}; {hint}.")
+            raise TypeError(f"grad requires real-valued outputs, but {name} returned dtype "
+                            f"{dtype}; {hint}.")
         xp = array_module(getval(out))
         g = f_vjp(xp.ones((), dtype=dtype))
         g = _layout(g, argnums, uniq, nums)
         return ((out, res[2]), g) if has_aux else (out, g)
 
     return value_and_grad_fun
+
+
+def _require_complex(fname, what, values):
+    """holomorphic=True's check (JAX's): every leaf of `values` has a complex dtype."""
+    for v in tree_flatten(values)[0]:
+        dt = _shape_dtype(v)[1] if _is_value(v) else None
+        if dt is None or dt.kind != "c":
+            raise TypeError(f"{fname} with holomorphic=True requires {what} with complex dtype, "
+                            f"but got {dt if dt is not None else type(v).__name__}; cast with "
+                            ".astype(complex), or drop holomorphic=True for a real-valued "
+                            "function.")
 
 
 def _describe(x):
@@ -264,14 +286,15 @@ def _describe(x):
     return f"an array of shape {shape} and dtype {dtype}"
 
 
-def grad(fun, argnums=0, has_aux=False):
-    """Return a function computing the gradient of scalar-valued `fun`.
+def grad(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Return a function computing the gradient of scalar-valued `fun` (see value_and_grad
+    for `holomorphic` and the convention for complex inputs).
 
     Example:
       dfdx = fnad.grad(lambda x: fnp.sum(fnp.tanh(x) ** 2))
       dfdx(fnp.ones(3))
     """
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)
     def grad_fun(*args, **kwargs):

@@ -11,7 +11,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._abstract import ShapedArray, elementwise_rule, xp_of
 from .._backend import array_module
-from .._tracer import Tracer
+from .._tracer import Tracer, getval
 from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 
@@ -134,7 +134,6 @@ _LN10 = float(np.log(10.0))
 _def_unary(square,     lambda ans, x: 2 * x)
 _def_unary(sqrt,       lambda ans, x: 0.5 / ans)
 _def_unary(cbrt,       lambda ans, x: 1 / (3 * ans * ans))
-_def_unary(absolute,   lambda ans, x: fnp.sign(x))  # 0 at 0, as PyTorch
 _def_unary(fabs,       lambda ans, x: fnp.sign(x))
 _def_unary(exp,        lambda ans, x: ans)
 _def_unary(exp2,       lambda ans, x: ans * _LN2)
@@ -158,10 +157,69 @@ _def_unary(arctanh,    lambda ans, x: 1 / (1 - x * x))
 _def_unary(reciprocal, lambda ans, x: -ans * ans)
 _def_unary(deg2rad,    lambda ans, x: np.pi / 180)
 _def_unary(rad2deg,    lambda ans, x: 180 / np.pi)
-_def_unary(real,       lambda ans, x: 1.0)
-_def_unary(conj,       lambda ans, x: 1.0)
-_def_unary(imag,       lambda ans, x: 0.0)   # real inputs only
-_def_unary(angle,      lambda ans, x: 0.0)   # real inputs only
+
+# ----------------------------------------------------------------------------- complex numbers
+# JAX's convention: a VJP is the transpose of the JVP under <u, v> = Re(sum(u * v)), so a
+# holomorphic op's VJP multiplies by f'(z) (not its conjugate; every rule above holds for
+# complex inputs as written), and grad of a real f of z is df/dx - i df/dy = 2 df/dz.
+# abs, real, imag, conj and angle are not holomorphic: each gets its own VJP and JVP.
+
+
+def _is_complex(x):
+    return dtype_of(x).kind == "c"
+
+
+def _unit(ans, x):
+    """d|x|: sign(x) for real x (0 at 0, as PyTorch), x / |x| for complex x (0 at 0)."""
+    if not _is_complex(x):
+        return fnp.sign(x)
+    zero = fnp.equal(ans, 0)
+    return _where0(~zero, x / fnp.where(zero, fnp.ones_like(ans), ans))
+
+
+defvjp(absolute, lambda g, ans, x: g * fnp.conj(_unit(ans, x)))
+defjvp(absolute, lambda t, ans, x: fnp.real(fnp.conj(_unit(ans, x)) * t))
+defvjp(real,  lambda g, ans, x: g + 0j if _is_complex(x) else g)
+defjvp(real,  lambda t, ans, x: fnp.real(t))
+defvjp(imag,  lambda g, ans, x: g * -1j if _is_complex(x) else g * 0.0)
+defjvp(imag,  lambda t, ans, x: fnp.imag(t))
+defvjp(conj,  lambda g, ans, x: fnp.conj(g))
+defjvp(conj,  lambda t, ans, x: fnp.conj(t))
+
+
+def iscomplexobj(x):
+    """True if `x` has a complex dtype (numpy.iscomplexobj; no values are read)."""
+    return dtype_of(x).kind == "c"
+
+
+def isrealobj(x):
+    """True if `x` does not have a complex dtype (numpy.isrealobj)."""
+    return not iscomplexobj(x)
+
+
+def real_if_close(a, tol=100):
+    """`fnp.real(a)` if every imaginary part of complex `a` is below `tol` (in machine
+    epsilons when tol > 1), else `a` (numpy.real_if_close). The result's dtype depends on
+    the values, so it reads them (not inside jit); the gradient flows through either way."""
+    if not iscomplexobj(a):
+        return a
+    v = getval(a)
+    if tol > 1:
+        tol = np.finfo(v.dtype).eps * tol
+    xp = array_module(v)
+    return fnp.real(a) if bool(xp.all(xp.abs(v.imag) < tol)) else a
+
+
+def _vjp_angle(g, ans, x, deg=False):
+    return g * ((-180j / np.pi if deg else -1j) / x) if _is_complex(x) else g * 0.0
+
+
+def _jvp_angle(t, ans, x, deg=False):
+    return fnp.imag(t / x) * (180 / np.pi if deg else 1.0) if _is_complex(x) else t * 0.0
+
+
+defvjp(angle, _vjp_angle)
+defjvp(angle, _jvp_angle)
 
 
 def _sinc_deriv_impl(x, k):

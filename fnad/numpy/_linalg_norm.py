@@ -18,7 +18,8 @@ from ._util import ndim, shape, wrap
 
 def _pnorm_impl(x, p, axis=None, keepdims=False):
     if p == 2:
-        return np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))
+        sq = x * x if x.dtype.kind != "c" else (x * x.conj()).real
+        return np.sqrt(np.sum(sq, axis=axis, keepdims=keepdims))
     return np.sum(np.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
 
 
@@ -27,7 +28,8 @@ _pnorm_p = wrap(_pnorm_impl, "norm")
 
 def _pnorm_weight(ans, x, p, axis, keepdims):
     """d norm / dx, with 0 where the norm is 0 (masked, not x / 1: so the Hessian there is
-    0 as for abs, not the identity)."""
+    0 as for abs, not the identity). For complex x it is the weight w of the JVP
+    Re(sum(conj(w) * t)), whose VJP is g * conj(w) (JAX's convention)."""
     a = _expand(ans, shape(x), axis, keepdims)
     zero = a == 0
     safe = fnp.where(zero, fnp.ones_like(a), a)
@@ -37,14 +39,27 @@ def _pnorm_weight(ans, x, p, axis, keepdims):
         ax = fnp.abs(x)
         if p < 1:  # |x|^(p-1) is infinite at a zero entry: its weight is 0 there (PyTorch)
             ax = fnp.where(ax == 0, fnp.ones_like(ax), ax)
-        w = fnp.sign(x) * ax ** (p - 1) / safe ** (p - 1)
+        w = _unit(x, ax) * ax ** (p - 1) / safe ** (p - 1)
     return fnp.where(zero, fnp.zeros_like(w), w) if getval(zero).any() else w
 
 
+def _unit(x, ax):
+    """sign(x) (no derivative) for real x; x / |x|, 0 at 0, for complex x."""
+    if x.dtype.kind != "c":
+        return fnp.sign(x)
+    return fnp.where(ax == 0, fnp.zeros_like(x), x / fnp.where(ax == 0, fnp.ones_like(ax), ax))
+
+
+def _conj_weight(ans, x, p, axis, keepdims):
+    w = _pnorm_weight(ans, x, p, axis, keepdims)
+    return fnp.conj(w) if x.dtype.kind == "c" else w
+
+
 defvjp(_pnorm_p, lambda g, ans, x, p, axis=None, keepdims=False:
-       _expand(g, shape(x), axis, keepdims) * _pnorm_weight(ans, x, p, axis, keepdims))
+       _expand(g, shape(x), axis, keepdims) * _conj_weight(ans, x, p, axis, keepdims))
 defjvp(_pnorm_p, lambda t, ans, x, p, axis=None, keepdims=False:
-       fnp.sum(t * _pnorm_weight(ans, x, p, axis, keepdims), axis=axis, keepdims=keepdims))
+       fnp.sum(fnp.real(t * _conj_weight(ans, x, p, axis, keepdims)), axis=axis,
+               keepdims=keepdims))
 
 
 def _vector_norm(x, ord, axis, keepdims):

@@ -1,7 +1,7 @@
 """Statistics built from differentiable pieces: var, std, average, ptp, nan-reductions.
 
 These are compositions of primitives, so their derivatives (of any order) come from the
-rules of sum, mean, multiply, sqrt and where. Real inputs only.
+rules of sum, mean, multiply, sqrt and where. var/std of complex inputs are real, as NumPy's.
 """
 
 import numpy as np
@@ -42,7 +42,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     m = fnp.mean(a, axis=axis, keepdims=True) if mean is None else mean
     d = a - m
     n = _count(a, axis)
-    return fnp.sum(d * d, axis=axis, keepdims=keepdims) / builtin_max(n - ddof, 0)
+    sq = fnp.real(d * fnp.conj(d)) if dtype_of(d).kind == "c" else d * d  # NumPy: |d|^2
+    return fnp.sum(sq, axis=axis, keepdims=keepdims) / builtin_max(n - ddof, 0)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
