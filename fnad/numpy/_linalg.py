@@ -44,6 +44,16 @@ def sym(x):
     return (x + mT(x)) * 0.5
 
 
+def mH(x):
+    """The conjugate transpose of a stack of matrices (`mT` if real: no conj recorded)."""
+    return fnp.conj(mT(x)) if dtype_of(x).kind == "c" else mT(x)
+
+
+def herm(x):
+    """The Hermitian part `(x + x^H) / 2` (the symmetric part of a real stack)."""
+    return (x + mH(x)) * 0.5
+
+
 def eye_like(n, x):
     """A plain `n x n` identity on the backend and with the float dtype of `x`."""
     return array_module(x).eye(n, dtype=float_dtype(x))
@@ -184,10 +194,24 @@ def _inv_for_logdet(ans, a):
     return mT(inv(a))
 
 
-# sign is piecewise constant; only logabsdet carries a derivative.
-defvjp(_slogdet_p, lambda g, ans, a: fnp.expand_dims(g[1], (-1, -2)) * _inv_for_logdet(ans, a))
-defjvp(_slogdet_p, lambda t, ans, a: (None, fnp.sum(_inv_for_logdet(ans, a) * t,
-                                                     axis=(-1, -2))))
+# A real sign is piecewise constant; only logabsdet carries a derivative. For complex a,
+# with x = tr(a^{-1} da): d logabsdet = Re x and d sign = i sign Im x (JAX's rules).
+def _vjp_slogdet(g, ans, a):
+    c = g[1]
+    if dtype_of(a).kind == "c":
+        c = c + 1j * fnp.imag(g[0] * ans[0])
+    return fnp.expand_dims(c, (-1, -2)) * _inv_for_logdet(ans, a)
+
+
+def _jvp_slogdet(t, ans, a):
+    x = fnp.sum(_inv_for_logdet(ans, a) * t, axis=(-1, -2))
+    if dtype_of(a).kind != "c":
+        return None, x
+    return ans[0] * (1j * fnp.imag(x)), fnp.real(x)
+
+
+defvjp(_slogdet_p, _vjp_slogdet)
+defjvp(_slogdet_p, _jvp_slogdet)
 
 # ----------------------------------------------------------------------------- solve
 # NumPy 2: b is a vector only when b.ndim == 1; otherwise a stack of (M, K) matrices.
@@ -221,8 +245,9 @@ defvjp(_solve_p, _vjp_solve_a, _vjp_solve_b)
 defjvp(_solve_p, _jvp_solve_a, _jvp_solve_b)
 
 # ----------------------------------------------------------------------------- cholesky
-# A = L L^T. With phi(X) = tril(X) with its diagonal halved:
-#   dL = L phi(L^{-1} dA_sym L^{-T}),   gA = sym(L^{-T} phi(L^T gL) L^{-1}).
+# A = L L^H. With phi(X) = tril(X) with its diagonal halved:
+#   dL = L phi(L^{-1} herm(dA) L^{-H}),   gA = herm(L^{-T} phi(L^T gL) conj(L)^{-1})
+# (JAX's convention for complex A; for real A the symmetric gradient).
 
 
 def _phi(x):
@@ -231,11 +256,11 @@ def _phi(x):
 
 def _vjp_cholesky(g, ans, a):
     y = _solve_p(mT(ans), _phi(fnp.matmul(mT(ans), g)))  # L^{-T} phi(L^T gL)
-    return sym(mT(_solve_p(mT(ans), mT(y))))             # (...) L^{-1}, symmetrised
+    return herm(mT(_solve_p(mH(ans), mT(y))))            # (...) conj(L)^{-1}, Hermitian
 
 
 def _jvp_cholesky(t, ans, a):
-    x = _solve_p(ans, mT(_solve_p(ans, sym(t))))         # L^{-1} S L^{-T}
+    x = _solve_p(ans, mH(_solve_p(ans, herm(t))))        # L^{-1} S L^{-H}
     return fnp.matmul(ans, _phi(x))
 
 

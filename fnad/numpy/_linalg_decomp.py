@@ -1,4 +1,9 @@
-"""Matrix decompositions and their rules: eigh, eigvalsh, svd, svdvals, qr (real inputs).
+"""Matrix decompositions and their rules: eigh, eigvalsh, svd, svdvals, qr.
+
+eigh, eigvalsh (and cholesky, in _linalg) differentiate complex Hermitian inputs, and
+svdvals complex inputs to first order, in JAX's convention (the VJP is the transpose of the
+JVP under Re(sum(u * v))): the formulas below with conjugate transposes. The rules of svd's
+vectors and of qr are for real inputs and refuse complex ones by name.
 
 The eigenvector and singular-vector rules use the standard formulas, which assume
 distinct eigenvalues (eigh) and distinct, nonzero singular values (svd): with repeated
@@ -14,8 +19,8 @@ import numpy as np
 from .. import numpy as fnp
 from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, check_matrix, check_square, diag_embed, diag_part, eye_like
-from ._linalg import is_zero, mT, solve, sym
-from ._util import linalg_rule, shape, wrap
+from ._linalg import herm, is_zero, mH, mT, solve, sym
+from ._util import dtype_of, linalg_rule, shape, wrap
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -28,6 +33,28 @@ _svd_p = wrap(lambda a: tuple(np.linalg.svd(a, full_matrices=False)), "svd",
               multiple_results=True)
 _svdvals_p = wrap(lambda a: np.linalg.svd(a, compute_uv=False), "svdvals")
 _qr_p = wrap(lambda a: tuple(np.linalg.qr(a)), "qr", multiple_results=True)
+
+
+def _cplx(x):
+    return dtype_of(x).kind == "c"
+
+
+def _cj(x):
+    """conj(x) for complex x; x itself (no op recorded) for real x."""
+    return fnp.conj(x) if _cplx(x) else x
+
+
+def _re(x):
+    return fnp.real(x) if _cplx(x) else x
+
+
+def _real_only(fname, a):
+    if _cplx(a):
+        raise NotImplementedError(
+            f"fnad.numpy.linalg.{fname}: derivatives for complex inputs (dtype {dtype_of(a)}) "
+            "are not implemented (so neither are second derivatives of svdvals there); the "
+            "forward value works. eigh, eigvalsh, cholesky and first derivatives of svdvals "
+            "support complex inputs; or split the matrix into real and imaginary parts.")
 
 
 def _gap_inverse(v):
@@ -48,8 +75,10 @@ def _scale_rows(x, v):
 
 
 # ----------------------------------------------------------------------------- eigh
-# A = V diag(w) V^T. With X = V^T dA_sym V and F = _gap_inverse(w):
-#   dw = diag(X),  dV = V (F o X);   gA = V (diag(gw) + F o skew(V^T gV)) V^T.
+# A = V diag(w) V^H. With X = V^H herm(dA) V and F = _gap_inverse(w):
+#   dw = Re diag(X),  dV = V (F o X);
+#   gA = conj(V) (diag(gw) + F o (Y - Y^H) / 2) V^T,  Y = V^T gV
+# (for real A: V (diag(gw) + F o skew(V^T gV)) V^T, the symmetric gradient).
 
 
 def _vjp_eigh(g, ans, a, UPLO="L"):
@@ -58,14 +87,17 @@ def _vjp_eigh(g, ans, a, UPLO="L"):
     inner = diag_embed(gw)
     if not is_zero(gv):
         x = fnp.matmul(mT(v), gv)
-        inner = inner + _gap_inverse(w) * ((x - mT(x)) * 0.5)
-    return fnp.matmul(v, fnp.matmul(inner, mT(v)))
+        inner = inner + _gap_inverse(w) * ((x - mH(x)) * 0.5)
+    return fnp.matmul(_cj(v), fnp.matmul(inner, mT(v)))
 
 
 def _jvp_eigh(t, ans, a, UPLO="L"):
     w, v = ans
-    x = fnp.matmul(mT(v), fnp.matmul(sym(t), v))
-    return diag_part(x), fnp.matmul(v, _gap_inverse(w) * x)
+    if not _cplx(v):
+        x = fnp.matmul(mT(v), fnp.matmul(sym(t), v))
+        return diag_part(x), fnp.matmul(v, _gap_inverse(w) * x)
+    x = fnp.matmul(mH(v), fnp.matmul(herm(t), v))
+    return fnp.real(diag_part(x)), fnp.matmul(v, _gap_inverse(w) * x)
 
 
 defvjp(_eigh_p, _vjp_eigh)
@@ -74,12 +106,12 @@ defjvp(_eigh_p, _jvp_eigh)
 
 def _vjp_eigvalsh(g, ans, a, UPLO="L"):
     v = _eigh_p(a, UPLO)[1]
-    return fnp.matmul(_scale_cols(v, g), mT(v))
+    return fnp.matmul(_scale_cols(_cj(v), g), mT(v))
 
 
 def _jvp_eigvalsh(t, ans, a, UPLO="L"):
     v = _eigh_p(a, UPLO)[1]
-    return fnp.sum(v * fnp.matmul(sym(t), v), axis=-2)
+    return _re(fnp.sum(_cj(v) * fnp.matmul(herm(t), v), axis=-2))
 
 
 defvjp(_eigvalsh_p, _vjp_eigvalsh)
@@ -95,6 +127,7 @@ defjvp(_eigvalsh_p, _jvp_eigvalsh)
 
 
 def _vjp_svd(g, ans, a):
+    _real_only("svd", a)
     gu, gs, gvh = g
     u, s, vh = ans
     m, n = shape(a)[-2:]
@@ -120,6 +153,7 @@ def _vjp_svd(g, ans, a):
 
 
 def _jvp_svd(t, ans, a):
+    _real_only("svd", a)
     u, s, vh = ans
     m, n = shape(a)[-2:]
     k = min(m, n)
@@ -143,12 +177,12 @@ defjvp(_svd_p, _jvp_svd)
 
 def _vjp_svdvals(g, ans, a):
     u, _, vh = _svd_p(a)
-    return fnp.matmul(_scale_cols(u, g), vh)
+    return _cj(fnp.matmul(_scale_cols(u, g), vh))  # conj(U diag(g) Vh): JAX's convention
 
 
 def _jvp_svdvals(t, ans, a):
     u, _, vh = _svd_p(a)
-    return fnp.sum(u * fnp.matmul(t, mT(vh)), axis=-2)
+    return _re(fnp.sum(_cj(u) * fnp.matmul(t, mH(vh)), axis=-2))
 
 
 defvjp(_svdvals_p, _vjp_svdvals)
@@ -187,6 +221,7 @@ def _jvp_qr_tall(t, q, r):
 
 
 def _vjp_qr(g, ans, a):
+    _real_only("qr", a)
     gq, gr = g
     q, r = ans
     m, n = shape(a)[-2:]
@@ -199,6 +234,7 @@ def _vjp_qr(g, ans, a):
 
 
 def _jvp_qr(t, ans, a):
+    _real_only("qr", a)
     q, r = ans
     m, n = shape(a)[-2:]
     if m >= n:

@@ -259,3 +259,7 @@ CASES = ELEMENTWISE + REDUCTIONS + SHAPE + PRODUCTS + INDEXING
 if hasattr(fnp, "logsumexp"):
     CASES += reduction("logsumexp", _tred(torch.logsumexp) if torch else None,
                        shapes=[(3,), (2, 3), (2, 1, 3)])
+
+from tests.numpy.cases_fft import FFT  # noqa: E402
+
+CASES += FFT
