@@ -2,11 +2,12 @@
 
 Usage: python tools/gradcheck_report.py [--out docs/gradcheck.md] [--no-pytest]
 
-For every case of the op tables (tests/numpy/cases.py and, when present,
-tests/numpy/cases_linalg.py and cases_scipy.py) it runs fnad.test_util.check_grads to the
-case's order in both modes, measures the error of the JVP and VJP against five-point
-finite differences and of forward values and VJPs against PyTorch (float64), then runs
-the whole pytest battery of tests/numpy with the thorough hypothesis profile. One row per op.
+For every case of the op tables (tests/numpy/cases.py with cases_shape.py and cases_fft.py
+and, when present, tests/numpy/cases_linalg.py and cases_scipy.py) it runs
+fnad.test_util.check_grads to the case's order in both modes, measures the error of the JVP
+and VJP against five-point finite differences and of forward values and VJPs against
+PyTorch (float64), then runs the whole pytest battery of tests/numpy with the thorough
+hypothesis profile. One row per op.
 """
 
 import argparse
@@ -61,9 +62,12 @@ CONVENTIONS = """\
 - Gathers (`x[idx]`, `take`, `take_along_axis`, `repeat` with counts, `pad` non-constant
   modes): repeated indices accumulate in the backward pass (scatter-add); `at[...].set`
   follows NumPy's last-write-wins forward, `at[...].add`/`.multiply` accumulate.
-- Real inputs only: derivatives are defined for real floating inputs. `real` and `conj`
-  pass the gradient, `imag` and `angle` give zero. Complex arrays compute NumPy's forward
-  values, but their derivatives are not supported.
+- Complex inputs (JAX's convention, docs/api.md "Complex numbers"): the VJP is the
+  transpose of the JVP under Re(sum(u * v)); grad of a real f of z is df/dx - i df/dy
+  (the conjugate of PyTorch's `.grad`). The `fft.*` rows pass complex inputs as real and
+  imaginary parts and stack complex outputs likewise; tests/numpy/test_complex.py runs
+  check_grads with complex directions. `irfft` ignores the imaginary parts of the zero
+  (and even-n Nyquist) terms, so they get zero gradient.
 - Integer and boolean inputs get no gradient; comparisons, `floor`, `ceil`, `round`,
   `sign`, `argmax`, `argsort`, `nonzero`, ... return values with no gradient and raise
   nothing under transforms.
@@ -161,7 +165,7 @@ def write(table, rows, pytest_res, elapsed, out):
         f"Python {platform.python_version()}; the op tables ran in {elapsed:.0f} s.",
         "",
         f"- {len(table)} ops, {n_cases} cases (tests/numpy/cases.py, cases_shape.py, "
-        "cases_linalg.py, cases_scipy.py).",
+        "cases_linalg.py, cases_scipy.py, cases_fft.py).",
         f"- Worst error against finite differences: {fmt(max(fd_strict))} over the float64 "
         f"cases (five-point stencil, step 1e-3); {fmt(max(fd_all))} including the cases "
         f"that round through float32 on purpose ({', '.join(loose) or 'none'}).",

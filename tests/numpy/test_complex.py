@@ -196,7 +196,8 @@ REDUCTIONS = [
     ("std", fnp.std), ("norm", fnp.linalg.norm), ("norm 3", lambda z: fnp.linalg.norm(z[0], 3)),
     ("norm 1", lambda z: fnp.linalg.norm(z, 1, axis=1)),
     ("average", lambda z: fnp.average(z, axis=0, weights=np.arange(1.0, 4.0))),
-    ("trace", fnp.trace), ("getitem", lambda z: z[1:, ::2]), ("take", lambda z: fnp.take(z, [0, 0, 5])),
+    ("trace", fnp.trace), ("getitem", lambda z: z[1:, ::2]),
+    ("take", lambda z: fnp.take(z, [0, 0, 5])),
     ("at add", lambda z: fnp.at(z)[0].add(z[1])), ("pad", lambda z: fnp.pad(z, 1)),
     ("concatenate", lambda z: fnp.concatenate([z, X])), ("transpose", lambda z: z.T),
 ]

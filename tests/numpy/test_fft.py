@@ -179,3 +179,11 @@ def test_s_without_axes_warns_as_numpy_does():
 
 def test_plain_arrays_record_nothing():
     assert type(F.fft(X)) is np.ndarray and type(F.irfft(Z)) is np.ndarray
+
+
+def test_docs_api_lists_every_fft_and_complex_name():
+    from tests.numpy.test_coverage import api_names
+    names = api_names()
+    assert [n for n in names["fft"] if not hasattr(F, n)] == []
+    assert len(names["fft"]) == 16 and set(names["fft"]) == set(F.__all__)
+    assert [n for n in names["complex"] if not hasattr(fnp, n)] == []
