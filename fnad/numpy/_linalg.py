@@ -44,9 +44,14 @@ def sym(x):
     return (x + mT(x)) * 0.5
 
 
+def cj(x):
+    """conj(x) for complex x; x itself (no op recorded) for real x."""
+    return fnp.conj(x) if dtype_of(x).kind == "c" else x
+
+
 def mH(x):
     """The conjugate transpose of a stack of matrices (`mT` if real: no conj recorded)."""
-    return fnp.conj(mT(x)) if dtype_of(x).kind == "c" else mT(x)
+    return cj(mT(x))
 
 
 def herm(x):
@@ -269,27 +274,27 @@ defjvp(_cholesky_p, _jvp_cholesky)
 
 # ----------------------------------------------------------------------------- pinv
 # Golub & Pereyra: for A of locally constant rank, with P = pinv(A),
-#   dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P.
+#   dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P   (^H = ^T if real).
 
 
 def _vjp_pinv(g, ans, a, *args, **kw):
     p, m, n = ans, shape(a)[-2], shape(a)[-1]
     q = eye_like(m, a) - fnp.matmul(a, p)        # I - A P   (m x m)
     r = eye_like(n, a) - fnp.matmul(p, a)        # I - P A   (n x n)
-    gt = mT(g)
+    gt = mH(g)  # the dA^H terms transpose to conjugates (JAX's rule)
     return (-fnp.matmul(mT(p), fnp.matmul(g, mT(p)))
-            + fnp.matmul(q, fnp.matmul(gt, fnp.matmul(p, mT(p))))
-            + fnp.matmul(fnp.matmul(mT(p), p), fnp.matmul(gt, r)))
+            + fnp.matmul(cj(q), fnp.matmul(gt, cj(fnp.matmul(p, mH(p)))))
+            + fnp.matmul(cj(fnp.matmul(mH(p), p)), fnp.matmul(gt, cj(r))))
 
 
 def _jvp_pinv(t, ans, a, *args, **kw):
     p, m, n = ans, shape(a)[-2], shape(a)[-1]
     q = eye_like(m, a) - fnp.matmul(a, p)
     r = eye_like(n, a) - fnp.matmul(p, a)
-    tt = mT(t)
+    tt = mH(t)
     return (-fnp.matmul(p, fnp.matmul(t, p))
-            + fnp.matmul(fnp.matmul(p, mT(p)), fnp.matmul(tt, q))
-            + fnp.matmul(r, fnp.matmul(tt, fnp.matmul(mT(p), p))))
+            + fnp.matmul(fnp.matmul(p, mH(p)), fnp.matmul(tt, q))
+            + fnp.matmul(r, fnp.matmul(tt, fnp.matmul(mH(p), p))))
 
 
 defvjp(_pinv_p, _vjp_pinv)

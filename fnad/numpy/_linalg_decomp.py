@@ -19,7 +19,7 @@ import numpy as np
 from .. import numpy as fnp
 from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, check_matrix, check_square, diag_embed, diag_part, eye_like
-from ._linalg import herm, is_zero, mH, mT, solve, sym
+from ._linalg import cj, herm, is_zero, mH, mT, solve, sym
 from ._util import dtype_of, linalg_rule, shape, wrap
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -37,11 +37,6 @@ _qr_p = wrap(lambda a: tuple(np.linalg.qr(a)), "qr", multiple_results=True)
 
 def _cplx(x):
     return dtype_of(x).kind == "c"
-
-
-def _cj(x):
-    """conj(x) for complex x; x itself (no op recorded) for real x."""
-    return fnp.conj(x) if _cplx(x) else x
 
 
 def _re(x):
@@ -88,7 +83,7 @@ def _vjp_eigh(g, ans, a, UPLO="L"):
     if not is_zero(gv):
         x = fnp.matmul(mT(v), gv)
         inner = inner + _gap_inverse(w) * ((x - mH(x)) * 0.5)
-    return fnp.matmul(_cj(v), fnp.matmul(inner, mT(v)))
+    return fnp.matmul(cj(v), fnp.matmul(inner, mT(v)))
 
 
 def _jvp_eigh(t, ans, a, UPLO="L"):
@@ -106,12 +101,12 @@ defjvp(_eigh_p, _jvp_eigh)
 
 def _vjp_eigvalsh(g, ans, a, UPLO="L"):
     v = _eigh_p(a, UPLO)[1]
-    return fnp.matmul(_scale_cols(_cj(v), g), mT(v))
+    return fnp.matmul(_scale_cols(cj(v), g), mT(v))
 
 
 def _jvp_eigvalsh(t, ans, a, UPLO="L"):
     v = _eigh_p(a, UPLO)[1]
-    return _re(fnp.sum(_cj(v) * fnp.matmul(herm(t), v), axis=-2))
+    return _re(fnp.sum(cj(v) * fnp.matmul(herm(t), v), axis=-2))
 
 
 defvjp(_eigvalsh_p, _vjp_eigvalsh)
@@ -177,12 +172,12 @@ defjvp(_svd_p, _jvp_svd)
 
 def _vjp_svdvals(g, ans, a):
     u, _, vh = _svd_p(a)
-    return _cj(fnp.matmul(_scale_cols(u, g), vh))  # conj(U diag(g) Vh): JAX's convention
+    return cj(fnp.matmul(_scale_cols(u, g), vh))  # conj(U diag(g) Vh): JAX's convention
 
 
 def _jvp_svdvals(t, ans, a):
     u, _, vh = _svd_p(a)
-    return _re(fnp.sum(_cj(u) * fnp.matmul(t, mH(vh)), axis=-2))
+    return _re(fnp.sum(cj(u) * fnp.matmul(t, mH(vh)), axis=-2))
 
 
 defvjp(_svdvals_p, _vjp_svdvals)

@@ -219,6 +219,8 @@ LINALG = [
     ("svdvals", fnp.linalg.svdvals, 1),
     ("nuclear norm", lambda a: fnp.linalg.norm(a, "nuc"), 1),
     ("matrix_power", lambda a: fnp.linalg.matrix_power(a, 3), 2),
+    ("pinv", fnp.linalg.pinv, 2), ("pinv tall", lambda a: fnp.linalg.pinv(a[:, :2]), 2),
+    ("pinv wide", lambda a: fnp.linalg.pinv(a[:2]), 2),
 ]
 
 
@@ -254,3 +256,33 @@ def test_gradients_are_the_conjugate_of_torch_grad():
     assert float(torch_loss.detach()) == pytest.approx(float(loss(Z, W, "fnad")), rel=1e-12)
     np.testing.assert_allclose(g[0], np.conj(tz.grad.numpy()), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(g[1], np.conj(tw.grad.numpy()), rtol=1e-10, atol=1e-10)
+
+
+TORCH_LINALG = ["inv", "det", "slogdet", "solve", "eigvalsh", "eigh", "cholesky", "pinv",
+                "pinv wide", "norm"]
+
+
+@pytest.mark.parametrize("name", TORCH_LINALG)
+def test_linalg_gradients_are_the_conjugate_of_torch_grad(name):
+    torch = pytest.importorskip("torch")
+    a0 = _c(3, 3) + 2 * np.eye(3)
+    w = np.arange(1.0, 10.0).reshape(3, 3)
+
+    def run(lib, a):
+        la = fnp.linalg if lib == "fnad" else torch.linalg
+        f = fnp if lib == "fnad" else torch
+        h = (a + f.conj(a).transpose(-1, -2) if lib == "torch" else a + fnp.conj(a).T) / 2
+        out = {"inv": lambda: la.inv(a), "det": lambda: la.det(a),
+               "slogdet": lambda: la.slogdet(a)[0] * la.slogdet(a)[1],
+               "solve": lambda: la.solve(a, a[:, :2] * 0.5 + 1.0),
+               "eigvalsh": lambda: la.eigvalsh(h), "eigh": lambda: f.abs(la.eigh(h)[1]) ** 2,
+               "cholesky": lambda: la.cholesky(h + 5 * f.eye(3)), "pinv": lambda: la.pinv(a),
+               "pinv wide": lambda: la.pinv(a[:2]),
+               "norm": lambda: la.norm(a) + la.norm(a[0], 3)}[name]()
+        ws = w[:out.shape[0], :out.shape[1]] if out.ndim == 2 else w[0, :int(np.prod(out.shape))]
+        return f.sum(f.abs(out * (ws if lib == "fnad" else torch.tensor(ws))) ** 2)
+
+    g = fnad.grad(lambda a: run("fnad", a))(a0)
+    t = torch.tensor(a0, requires_grad=True)
+    run("torch", t).backward()
+    np.testing.assert_allclose(g, np.conj(t.grad.numpy()), rtol=1e-10, atol=1e-10)
