@@ -132,7 +132,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 def vdot(a, b):
-    """Dot product of the flattened inputs (the first is conjugated; real inputs only)."""
+    """Dot product of the flattened inputs, the first conjugated (complex inputs too)."""
     return matmul(fnp.conj(fnp.ravel(a)), fnp.ravel(b))
 
 
