@@ -128,11 +128,27 @@ def asarray_like(x):
 
 
 def diagnose_impl_error(prim, args, kwargs, exc):
-    """Turn a backend's failure on mixed NumPy/CuPy inputs into a DeviceMismatchError (the
-    tracer's implementation-error hook; fnad/__init__.py installs it)."""
+    """Turn a backend's failure on mixed NumPy/CuPy inputs into a DeviceMismatchError, and on
+    complex inputs into an error naming the dtype (the tracer's implementation-error hook;
+    fnad/__init__.py installs it)."""
     if isinstance(exc, DeviceMismatchError):
         return
     mixed = find_mixed_devices(args, kwargs)
     if mixed is not None:
         raise mixed_device_error(*mixed, op=prim.name) from exc
+    _refuse_complex(prim, args, exc)
+
+
+def _refuse_complex(prim, args, exc):
+    """NumPy's "ufunc not supported for the input types" for a complex input, said with
+    the function's name and the dtypes (as JAX refuses complex inputs it cannot take)."""
+    if not (isinstance(exc, TypeError) and "not supported for the input types" in str(exc)):
+        return
+    dtypes = [getattr(getval(a), "dtype", None) for a in args]
+    if not any(d is not None and d.kind == "c" for d in dtypes):
+        return
+    names = ", ".join(str(d) for d in dtypes if d is not None)
+    raise TypeError(f"fnad.numpy.{prim.name}: complex inputs are not supported (NumPy has no "
+                    f"{prim.name} for input dtypes {names}); apply it to fnp.real(z), "
+                    "fnp.imag(z) or fnp.abs(z) instead.") from exc
 
