@@ -30,6 +30,13 @@ from ._linalg_decomp import (
     svd as svd,
     svdvals as svdvals,
 )
+from ._linalg_eig import (
+    EigResult as EigResult,
+    LstsqResult as LstsqResult,
+    eig as eig,
+    eigvals as eigvals,
+    lstsq as lstsq,
+)
 from ._linalg_norm import (
     cond as cond,
     matrix_norm as matrix_norm,
@@ -48,7 +55,8 @@ matrix_rank = _wrap_nondiff(_np.linalg.matrix_rank, "matrix_rank")
 _defabstract_eval(matrix_rank, _linalg_rule(_np.linalg.matrix_rank,
                                             lambda a, *args, **kw: a.shape[:-2]))
 
-__all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
+__all__ = ["cholesky", "cond", "det", "eig", "eigvals", "eigh", "eigvalsh", "inv", "lstsq",
+           "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "multi_dot", "norm", "pinv", "qr", "slogdet",
            "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "vector_norm", "LinAlgError",
-           "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
+           "EigResult", "EighResult", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult"]
