@@ -114,19 +114,33 @@ def _expand_reduced(g, x_shape, axis, keepdims):
     return g if shape(g) == kept else fnp.reshape(g, kept)
 
 
-def _vjp_sum(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    g = _expand_reduced(g, shape(x), axis, keepdims)
-    return fnp.broadcast_to(g, shape(x))
+def _masked(g, x, where):
+    """`g` broadcast to x's shape, zero where the reduction's `where=` mask is False."""
+    g = fnp.broadcast_to(g, shape(x))
+    return g if where is None else fnp.where(where, g, fnp.zeros_like(g))
 
 
-def _vjp_mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw):
+def _vjp_sum(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, where=None, **kw):
+    return _masked(_expand_reduced(g, shape(x), axis, keepdims), x, where)
+
+
+def _jvp_sum(t, ans, x, axis=None, dtype=None, out=None, keepdims=False, where=None, **kw):
+    # `initial` is a constant: it adds to the value, not to the tangent
+    kw = {} if where is None else {"where": where}
+    return sum(t, axis=axis, dtype=dtype, keepdims=keepdims, **kw)
+
+
+def _vjp_mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, where=None, **kw):
     x_shape = shape(x)
-    n = int(np.prod([x_shape[a] for a in norm_axes(axis, len(x_shape))]))
-    return _vjp_sum(g, ans, x, axis, keepdims=keepdims) / n
+    if where is None:
+        n = int(np.prod([x_shape[a] for a in norm_axes(axis, len(x_shape))]))
+    else:  # the count of selected elements in each reduced slice
+        n = fnp.sum(fnp.broadcast_to(where, x_shape), axis=axis, keepdims=True)
+    return _vjp_sum(g, ans, x, axis, keepdims=keepdims, where=where) / n
 
 
 defvjp(sum, _vjp_sum)
-defjvp_linear(sum)
+defjvp(sum, _jvp_sum)
 defvjp(mean, _vjp_mean)
 defjvp_linear(mean)
 
@@ -134,21 +148,25 @@ defjvp_linear(mean)
 # Ties share the gradient equally (PyTorch's amax/amin and full max()/min() reductions).
 
 
-def _vjp_extreme(g, ans, x, axis=None, out=None, keepdims=False, **kw):
-    x_shape = shape(x)
-    ans_b = _expand_reduced(ans, x_shape, axis, keepdims)
-    hit = fnp.equal(x, ans_b)
-    count = fnp.sum(hit, axis=axis, keepdims=True)
-    weight = fnp.where(hit, 1.0 / count, 0.0).astype(ans_b.dtype)
+def _extreme_hits(ans, x, axis, keepdims, where):
+    """The elements equal to the extreme (and selected by `where=`), and their count in each
+    reduced slice (0 where `initial=` was the extreme)."""
+    hit = fnp.equal(x, _expand_reduced(ans, shape(x), axis, keepdims))
+    if where is not None:
+        hit = fnp.logical_and(hit, where)
+    return hit, fnp.maximum(fnp.sum(hit, axis=axis, keepdims=True), 1)
+
+
+def _vjp_extreme(g, ans, x, axis=None, out=None, keepdims=False, where=None, **kw):
+    hit, count = _extreme_hits(ans, x, axis, keepdims, where)
+    weight = fnp.where(hit, 1.0 / count, 0.0).astype(dtype_of(ans))
     return _vjp_sum(g, ans, x, axis, keepdims=keepdims) * weight
 
 
-def _jvp_extreme(t, ans, x, axis=None, out=None, keepdims=False, **kw):
-    x_shape = shape(x)
-    ans_b = _expand_reduced(ans, x_shape, axis, keepdims)
-    hit = fnp.equal(x, ans_b)
-    count = fnp.sum(hit, axis=axis, keepdims=keepdims)
-    return fnp.sum(fnp.where(hit, t, fnp.zeros_like(t)), axis=axis, keepdims=keepdims) / count
+def _jvp_extreme(t, ans, x, axis=None, out=None, keepdims=False, where=None, **kw):
+    hit, count = _extreme_hits(ans, x, axis, keepdims, where)
+    total = fnp.sum(fnp.where(hit, t, fnp.zeros_like(t)) / count, axis=axis, keepdims=True)
+    return total if keepdims else fnp.squeeze(total, axis=norm_axes(axis, ndim(x)))
 
 
 for _f in (amax, amin, max, min):

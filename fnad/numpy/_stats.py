@@ -103,10 +103,11 @@ def _nan_to(a, value):
     return fnp.where(fnp.isnan(a), fnp.full((), value, dtype=dtype_of(a)), a)
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Sum treating NaNs as zero; NaN positions get zero gradient."""
     _no_out("nansum", out)
-    return fnp.sum(_nan_to(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    kw = {k: v for k, v in (("initial", initial), ("where", where)) if v is not None}
+    return fnp.sum(_nan_to(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, **kw)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
