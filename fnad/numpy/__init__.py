@@ -168,6 +168,7 @@ from ._stats import (  # noqa: E402
     nanmin as nanmin,
     nanvar as nanvar,
     nanstd as nanstd,
+    median as median,
 )
 from ._shape import (  # noqa: E402
     broadcast_to as broadcast_to,

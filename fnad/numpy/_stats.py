@@ -143,3 +143,29 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """Standard deviation of the non-NaN elements (gradient 0 where the spread is zero)."""
     return _sqrt_or_zero(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """Median over `axis` (NumPy semantics): the middle element, or the mean of the two
+    middle ones, of the sorted values; the gradient goes to those elements.
+
+    Example:
+      fnp.median(x, axis=0)
+    """
+    _no_out("median", out)
+    if getval(a) is a:  # plain arrays: the backend's own median
+        return np.median(a, axis=axis, keepdims=keepdims)
+    a = _float(fnp.asarray(a) if not hasattr(a, "shape") else a)
+    nd = ndim(a)
+    axes = norm_axes(axis, nd)
+    kept = [i for i in range(nd) if i not in axes]
+    moved = fnp.transpose(a, kept + list(axes))
+    flat = fnp.reshape(moved, tuple(shape(a)[i] for i in kept) + (-1,))
+    n = shape(flat)[-1]
+    if n == 0:
+        raise ValueError("fnad.numpy.median: can't take the median of an empty selection.")
+    srt = fnp.sort(flat, axis=-1)
+    res = fnp.mean(srt[..., (n - 1) // 2:n // 2 + 1], axis=-1)
+    if keepdims:
+        res = fnp.reshape(res, tuple(1 if i in axes else s for i, s in enumerate(shape(a))))
+    return res
