@@ -15,17 +15,19 @@ from .. import numpy as fnp
 from .._tracer import Tracer, getval
 from .._abstract import dtype_rule, reduction_rule
 from ..extend import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
-from ._util import dtype_of, ndim, norm_axes, shape, wrap, wrap_nondiff
+from ._util import accepts_sequences, as_input, dtype_of, ndim, norm_axes, shape, wrap
+from ._util import wrap_nondiff
 
-sum = wrap(np.sum)
-mean = wrap(np.mean)
-amax = wrap(np.amax)
-amin = wrap(np.amin)
-max = wrap(np.max)
-min = wrap(np.min)
-any = wrap_nondiff(np.any, "any")
-all = wrap_nondiff(np.all, "all")
-count_nonzero = wrap_nondiff(np.count_nonzero, "count_nonzero")
+# (a list of traced arrays is stacked first, as NumPy converts lists)
+sum = accepts_sequences(wrap(np.sum))
+mean = accepts_sequences(wrap(np.mean))
+amax = accepts_sequences(wrap(np.amax))
+amin = accepts_sequences(wrap(np.amin))
+max = accepts_sequences(wrap(np.max))
+min = accepts_sequences(wrap(np.min))
+any = accepts_sequences(wrap_nondiff(np.any, "any"))
+all = accepts_sequences(wrap_nondiff(np.all, "all"))
+count_nonzero = accepts_sequences(wrap_nondiff(np.count_nonzero, "count_nonzero"))
 _prod_p = wrap(lambda a, axis=None, keepdims=False: np.prod(a, axis=axis, keepdims=keepdims),
                "prod")
 _cumsum_p = wrap(lambda a, axis: np.cumsum(a, axis=axis), "cumsum")
@@ -45,6 +47,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
       fnp.prod(x, axis=-1, keepdims=True)
     """
     _no_out("prod", out)
+    a = as_input(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
     elif dtype_of(a).kind in "biu":
@@ -59,6 +62,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum along `axis` (of the flattened array when axis is None)."""
     _no_out("cumsum", out)
+    a = as_input(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
     if axis is None:
@@ -69,6 +73,7 @@ def cumsum(a, axis=None, dtype=None, out=None):
 def cumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product along `axis`; exact gradients at zeros."""
     _no_out("cumprod", out)
+    a = as_input(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
     if axis is None:
