@@ -277,4 +277,6 @@ def size(a, axis=None):
     return int(_np.prod(s)) if axis is None else s[axis]
 
 
+from ._index_tricks import c_ as c_, r_ as r_  # noqa: E402
+from ._gradient import gradient as gradient  # noqa: E402
 from . import linalg as linalg  # noqa: E402
