@@ -81,11 +81,17 @@ def _to_input_type(g, a):
 # ----------------------------------------------------------------------------- eig
 
 
+def _gaps(w):
+    """_gap_inverse(w), quiet about the infinities of repeated eigenvalues (warned of)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _gap_inverse(w)
+
+
 def _jvp_eig(t, ans, a):
     w, v = ans
     _warn_repeated(w, "eig")
     m = fnp.matmul(solve(v, t), v)
-    dv = fnp.matmul(v, _gap_inverse(w) * m)
+    dv = fnp.matmul(v, _gaps(w) * m)
     dv = dv - v * fnp.expand_dims(fnp.real(fnp.sum(fnp.conj(v) * dv, axis=-2)), -2)
     return diag_part(m), dv
 
@@ -98,7 +104,7 @@ def _vjp_eig(g, ans, a):
         _warn_repeated(w, "eig")
         c = fnp.real(fnp.sum(gv * v, axis=-2))
         gv0 = gv - fnp.conj(v) * fnp.expand_dims(c, -2)
-        inner = inner + _gap_inverse(w) * fnp.matmul(mT(v), gv0)
+        inner = inner + _gaps(w) * fnp.matmul(mT(v), gv0)
     return _to_input_type(solve(mT(v), fnp.matmul(inner, mT(v))), a)
 
 
