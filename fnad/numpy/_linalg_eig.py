@@ -18,6 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as fnp
+from .._backend import array_module
 from .._tracer import getval
 from ..extend import defabstract_eval, defjvp, defvjp
 from ._linalg import as_array, check_matrix, check_square, diag_embed, diag_part
@@ -33,14 +34,29 @@ def _complex_type(dt):
     return np.result_type(dt, np.complex64)
 
 
-def _eig_impl(a):
+def _on_host(fn, a):
+    """fn on NumPy arrays; CuPy has no general eigensolver, so CuPy inputs go through the
+    host and their results come back to the device."""
+    if isinstance(a, np.ndarray):
+        return fn(a)
+    xp = array_module(a)
+    out = fn(a.get())
+    return tuple(xp.asarray(o) for o in out) if isinstance(out, tuple) else xp.asarray(out)
+
+
+def _eig_np(a):
     w, v = np.linalg.eig(a)
     ct = _complex_type(a.dtype)
     return w.astype(ct, copy=False), v.astype(ct, copy=False)
 
 
+def _eig_impl(a):
+    return _on_host(_eig_np, a)
+
+
 def _eigvals_impl(a):
-    return np.linalg.eigvals(a).astype(_complex_type(a.dtype), copy=False)
+    return _on_host(lambda a: np.linalg.eigvals(a).astype(_complex_type(a.dtype), copy=False),
+                    a)
 
 
 _eig_p = wrap(_eig_impl, "eig", multiple_results=True)

@@ -4,7 +4,9 @@ All functions are batched over leading axes as in NumPy and run NumPy/CuPy direc
 plain arrays. Derivative rules (VJP and JVP) are written with fnad.numpy, so higher
 derivatives work. Assumptions: eigh/svd vector derivatives need distinct eigenvalues /
 singular values; det/slogdet/inv/solve need invertible matrices; cholesky/eigh give the
-symmetric gradient.
+symmetric gradient. eig/eigvals of traced inputs are complex (JAX's derivatives; eigenvector
+derivatives need distinct eigenvalues); lstsq's solution is differentiable at constant rank;
+matrix_rank has no derivative.
 """
 
 from ._linalg import (
