@@ -262,6 +262,11 @@ def reduction_rule(fn):
     def rule(x, *args, **kwargs):
         bound = sig.bind(x, *args, **kwargs).arguments
         tiny = np.zeros((1,) * x.ndim, x.dtype)
+        where = kwargs.get("where")
+        if where is not None:  # a mask broadcasting to x's shape (not to the stand-in's)
+            np.broadcast_shapes(where.shape if hasattr(where, "shape") else np.shape(where),
+                                x.shape)
+            kwargs = dict(kwargs, where=True)
         out = _quiet_call(fn, [tiny, *args], kwargs)
         shape = reduced_shape(x.shape, bound.get("axis"), bool(bound.get("keepdims", False)))
         return ShapedArray(shape, np.result_type(out), xp=x.xp)

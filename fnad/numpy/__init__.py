@@ -171,6 +171,7 @@ from ._stats import (  # noqa: E402
     nanmin as nanmin,
     nanvar as nanvar,
     nanstd as nanstd,
+    median as median,
 )
 from ._shape import (  # noqa: E402
     broadcast_to as broadcast_to,
@@ -279,5 +280,7 @@ def size(a, axis=None):
     return int(_np.prod(s)) if axis is None else s[axis]
 
 
+from ._index_tricks import c_ as c_, r_ as r_  # noqa: E402
+from ._gradient import gradient as gradient  # noqa: E402
 from . import linalg as linalg  # noqa: E402
 from . import fft as fft  # noqa: E402

@@ -30,8 +30,9 @@ _einsum_p = wrap(_einsum, "einsum")
 def normalize_subscripts(subscripts, shapes):
     """Explicit subscripts "ab,bc->ac" with ellipses replaced by spare letters."""
     if not isinstance(subscripts, str):
-        raise TypeError("fnad.numpy.einsum: give the subscripts as a string (the interleaved "
-                        "operand/sublist form is not supported).")
+        raise TypeError(f"fnad.numpy.einsum: subscripts must be a string or the interleaved "
+                        f"form einsum(op0, sublist0, op1, sublist1, ..., [sublistout]), got "
+                        f"{type(subscripts).__name__}.")
     s = subscripts.replace(" ", "")
     ins, out = (s.split("->") + [None])[:2] if "->" in s else (s, None)
     in_list = ins.split(",")
@@ -62,13 +63,38 @@ def normalize_subscripts(subscripts, shapes):
     return ",".join(expanded) + "->" + out
 
 
+def _sublist_letters(sub):
+    out = ""
+    for c in sub:
+        if c is Ellipsis:
+            out += "..."
+        elif isinstance(c, (int, np.integer)) and 0 <= c < 52:
+            out += string.ascii_letters[c]
+        else:
+            raise ValueError(f"fnad.numpy.einsum: a sublist holds integers in [0, 52) and "
+                             f"Ellipsis, got {c!r} in {sub!r}.")
+    return out
+
+
+def _interleaved(args):
+    """einsum(op0, sub0, op1, sub1, ..., [subout]) as (subscripts string, operands)."""
+    ops, subs = list(args[0::2]), [_sublist_letters(s) for s in args[1::2]]
+    out = None
+    if len(ops) > len(subs):  # an odd count: the last item is the output sublist
+        out = _sublist_letters(ops.pop())
+    return ",".join(subs) + ("" if out is None else "->" + out), ops
+
+
 def einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
     """Einstein summation (string subscripts, with ellipses, repeated labels and implicit
-    output), differentiable in every operand.
+    output; or NumPy's interleaved operand/sublist form), differentiable in every operand.
 
     Example:
       fnp.einsum("bij,bjk->bik", x, y)
+      fnp.einsum(x, [0, 1], y, [1, 2], [0, 2])   # the same as "ab,bc->ac"
     """
+    if not isinstance(subscripts, str) and operands and not isinstance(operands[0], str):
+        subscripts, operands = _interleaved((subscripts,) + operands)
     if out is not None or kwargs:
         raise TypeError("fnad.numpy.einsum: out=, dtype=, order= and casting= are not "
                         "supported; cast the operands first.")

@@ -42,6 +42,10 @@ def atleast_3d(*arys):
 
 
 def _as_list(tup, fname):
+    """The arrays to join: a list/tuple as it is, an array as the sequence of its rows
+    (as NumPy iterates it)."""
+    if hasattr(tup, "shape") and hasattr(tup, "dtype") and ndim(tup) > 0:
+        return list(unstack(tup))
     if not isinstance(tup, (list, tuple)):
         raise TypeError(f"{fname}: arrays to stack must be passed as a list or tuple, got "
                         f"{type(tup).__name__}.")

@@ -16,7 +16,7 @@ from .._backend import array_module, asarray_like, is_cupy_array
 from .._tracer import Tracer, getval
 from .._abstract import ShapedArray
 from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
-from ._util import dtype_of, linalg_rule, ndim, shape, unbroadcast, wrap
+from ._util import as_input, dtype_of, linalg_rule, ndim, shape, unbroadcast, wrap
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
@@ -87,6 +87,8 @@ def is_zero(g):
 
 def as_array(x):
     """`x` unchanged if traced or an array; lists and scalars become NumPy arrays."""
+    if isinstance(x, (list, tuple)):
+        x = as_input(x)
     return x if isinstance(x, Tracer) else asarray_like(x)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from ..extend import defabstract_eval, defjvp, defvjp
+from ._pad_modes import VALUE_MODES, pad_values
 from ._util import dtype_of, ndim, norm_axes, shape, wrap
 
 
@@ -143,16 +144,21 @@ _GATHER_MODES = ("edge", "reflect", "symmetric", "wrap")
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pad an array (NumPy semantics). Modes "constant" (differentiable in `array`; the
     constant carries no gradient), "edge", "reflect", "symmetric" and "wrap" (gathers,
-    so repeated source elements accumulate their gradients)."""
+    so repeated source elements accumulate their gradients), "linear_ramp", "maximum",
+    "minimum", "mean", "median" (differentiable through the pad values) and "empty" (zeros
+    in the padding). Callable modes are not supported."""
     pw = _pad_widths(pad_width, ndim(array))
     if mode == "constant":
         cv = kwargs.pop("constant_values", 0)
         if kwargs:
             raise TypeError(f"pad: unsupported keyword(s) {sorted(kwargs)} for mode 'constant'.")
         return _pad_constant_p(array, pw, cv)
+    if mode in VALUE_MODES:
+        return pad_values(array, pw, mode, kwargs)
     if mode not in _GATHER_MODES:
         raise NotImplementedError(f"fnad.numpy.pad: mode {mode!r} is not supported; use one of "
-                                  f"'constant', {', '.join(map(repr, _GATHER_MODES))}.")
+                                  f"'constant', {', '.join(map(repr, _GATHER_MODES))}, "
+                                  f"{', '.join(map(repr, VALUE_MODES))}.")
     out = array
     for ax, (lo, hi) in enumerate(pw):
         if lo or hi:

@@ -15,17 +15,19 @@ from .. import numpy as fnp
 from .._tracer import Tracer, getval
 from .._abstract import dtype_rule, reduction_rule
 from ..extend import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
-from ._util import dtype_of, ndim, norm_axes, shape, wrap, wrap_nondiff
+from ._util import accepts_sequences, as_input, dtype_of, ndim, norm_axes, shape, wrap
+from ._util import wrap_nondiff
 
-sum = wrap(np.sum)
-mean = wrap(np.mean)
-amax = wrap(np.amax)
-amin = wrap(np.amin)
-max = wrap(np.max)
-min = wrap(np.min)
-any = wrap_nondiff(np.any, "any")
-all = wrap_nondiff(np.all, "all")
-count_nonzero = wrap_nondiff(np.count_nonzero, "count_nonzero")
+# (a list of traced arrays is stacked first, as NumPy converts lists)
+sum = accepts_sequences(wrap(np.sum))
+mean = accepts_sequences(wrap(np.mean))
+amax = accepts_sequences(wrap(np.amax))
+amin = accepts_sequences(wrap(np.amin))
+max = accepts_sequences(wrap(np.max))
+min = accepts_sequences(wrap(np.min))
+any = accepts_sequences(wrap_nondiff(np.any, "any"))
+all = accepts_sequences(wrap_nondiff(np.all, "all"))
+count_nonzero = accepts_sequences(wrap_nondiff(np.count_nonzero, "count_nonzero"))
 _prod_p = wrap(lambda a, axis=None, keepdims=False: np.prod(a, axis=axis, keepdims=keepdims),
                "prod")
 _cumsum_p = wrap(lambda a, axis: np.cumsum(a, axis=axis), "cumsum")
@@ -45,6 +47,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
       fnp.prod(x, axis=-1, keepdims=True)
     """
     _no_out("prod", out)
+    a = as_input(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
     elif dtype_of(a).kind in "biu":
@@ -59,6 +62,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum along `axis` (of the flattened array when axis is None)."""
     _no_out("cumsum", out)
+    a = as_input(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
     if axis is None:
@@ -69,6 +73,7 @@ def cumsum(a, axis=None, dtype=None, out=None):
 def cumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product along `axis`; exact gradients at zeros."""
     _no_out("cumprod", out)
+    a = as_input(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
     if axis is None:
@@ -114,19 +119,33 @@ def _expand_reduced(g, x_shape, axis, keepdims):
     return g if shape(g) == kept else fnp.reshape(g, kept)
 
 
-def _vjp_sum(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw):
-    g = _expand_reduced(g, shape(x), axis, keepdims)
-    return fnp.broadcast_to(g, shape(x))
+def _masked(g, x, where):
+    """`g` broadcast to x's shape, zero where the reduction's `where=` mask is False."""
+    g = fnp.broadcast_to(g, shape(x))
+    return g if where is None else fnp.where(where, g, fnp.zeros_like(g))
 
 
-def _vjp_mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, **kw):
+def _vjp_sum(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, where=None, **kw):
+    return _masked(_expand_reduced(g, shape(x), axis, keepdims), x, where)
+
+
+def _jvp_sum(t, ans, x, axis=None, dtype=None, out=None, keepdims=False, where=None, **kw):
+    # `initial` is a constant: it adds to the value, not to the tangent
+    kw = {} if where is None else {"where": where}
+    return sum(t, axis=axis, dtype=dtype, keepdims=keepdims, **kw)
+
+
+def _vjp_mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, where=None, **kw):
     x_shape = shape(x)
-    n = int(np.prod([x_shape[a] for a in norm_axes(axis, len(x_shape))]))
-    return _vjp_sum(g, ans, x, axis, keepdims=keepdims) / n
+    if where is None:
+        n = int(np.prod([x_shape[a] for a in norm_axes(axis, len(x_shape))]))
+    else:  # the count of selected elements in each reduced slice
+        n = fnp.sum(fnp.broadcast_to(where, x_shape), axis=axis, keepdims=True)
+    return _vjp_sum(g, ans, x, axis, keepdims=keepdims, where=where) / n
 
 
 defvjp(sum, _vjp_sum)
-defjvp_linear(sum)
+defjvp(sum, _jvp_sum)
 defvjp(mean, _vjp_mean)
 defjvp_linear(mean)
 
@@ -134,21 +153,25 @@ defjvp_linear(mean)
 # Ties share the gradient equally (PyTorch's amax/amin and full max()/min() reductions).
 
 
-def _vjp_extreme(g, ans, x, axis=None, out=None, keepdims=False, **kw):
-    x_shape = shape(x)
-    ans_b = _expand_reduced(ans, x_shape, axis, keepdims)
-    hit = fnp.equal(x, ans_b)
-    count = fnp.sum(hit, axis=axis, keepdims=True)
-    weight = fnp.where(hit, 1.0 / count, 0.0).astype(ans_b.dtype)
+def _extreme_hits(ans, x, axis, keepdims, where):
+    """The elements equal to the extreme (and selected by `where=`), and their count in each
+    reduced slice (0 where `initial=` was the extreme)."""
+    hit = fnp.equal(x, _expand_reduced(ans, shape(x), axis, keepdims))
+    if where is not None:
+        hit = fnp.logical_and(hit, where)
+    return hit, fnp.maximum(fnp.sum(hit, axis=axis, keepdims=True), 1)
+
+
+def _vjp_extreme(g, ans, x, axis=None, out=None, keepdims=False, where=None, **kw):
+    hit, count = _extreme_hits(ans, x, axis, keepdims, where)
+    weight = fnp.where(hit, 1.0 / count, 0.0).astype(dtype_of(ans))
     return _vjp_sum(g, ans, x, axis, keepdims=keepdims) * weight
 
 
-def _jvp_extreme(t, ans, x, axis=None, out=None, keepdims=False, **kw):
-    x_shape = shape(x)
-    ans_b = _expand_reduced(ans, x_shape, axis, keepdims)
-    hit = fnp.equal(x, ans_b)
-    count = fnp.sum(hit, axis=axis, keepdims=keepdims)
-    return fnp.sum(fnp.where(hit, t, fnp.zeros_like(t)), axis=axis, keepdims=keepdims) / count
+def _jvp_extreme(t, ans, x, axis=None, out=None, keepdims=False, where=None, **kw):
+    hit, count = _extreme_hits(ans, x, axis, keepdims, where)
+    total = fnp.sum(fnp.where(hit, t, fnp.zeros_like(t)) / count, axis=axis, keepdims=True)
+    return total if keepdims else fnp.squeeze(total, axis=norm_axes(axis, ndim(x)))
 
 
 for _f in (amax, amin, max, min):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._tracer import getval
-from ._util import dtype_of, ndim, norm_axes, shape
+from ._util import as_input, dtype_of, ndim, norm_axes, shape
 
 
 def _no_out(fname, out):
@@ -33,12 +33,15 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
       fnp.var(x, axis=0, ddof=1)
     """
     _no_out("var", out)
-    if where is not None:
-        raise NotImplementedError("fnad.numpy.var: where= is not supported; mask the input "
-                                  "with fnp.where and divide by the count yourself.")
+    a = as_input(a)
     if correction is not None:
         ddof = correction
     a = _float(a) if dtype is None else fnp.astype(a, dtype)
+    if where is not None:  # the mean and count of the selected elements of each slice
+        m = fnp.mean(a, axis=axis, keepdims=True, where=where) if mean is None else mean
+        d = fnp.where(where, a - m, fnp.zeros_like(a))
+        n = fnp.sum(fnp.broadcast_to(where, shape(a)), axis=axis, keepdims=keepdims)
+        return fnp.sum(d * d, axis=axis, keepdims=keepdims) / fnp.maximum(n - ddof, 0)
     m = fnp.mean(a, axis=axis, keepdims=True) if mean is None else mean
     d = a - m
     n = _count(a, axis)
@@ -71,7 +74,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 
     1-D `weights` of the length of a single `axis` are aligned with that axis, as NumPy does.
     """
-    a = _float(a)
+    a = _float(as_input(a))
     if weights is None:
         avg = fnp.mean(a, axis=axis, keepdims=keepdims)
         if not returned:
@@ -97,6 +100,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 def ptp(a, axis=None, out=None, keepdims=False):
     """Range (max - min) over `axis`."""
     _no_out("ptp", out)
+    a = as_input(a)
     return fnp.max(a, axis=axis, keepdims=keepdims) - fnp.min(a, axis=axis, keepdims=keepdims)
 
 
@@ -104,15 +108,18 @@ def _nan_to(a, value):
     return fnp.where(fnp.isnan(a), fnp.full((), value, dtype=dtype_of(a)), a)
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Sum treating NaNs as zero; NaN positions get zero gradient."""
     _no_out("nansum", out)
-    return fnp.sum(_nan_to(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    a = as_input(a)
+    kw = {k: v for k, v in (("initial", initial), ("where", where)) if v is not None}
+    return fnp.sum(_nan_to(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, **kw)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     """Mean of the non-NaN elements."""
     _no_out("nanmean", out)
+    a = as_input(a)
     n = fnp.sum(~fnp.isnan(a), axis=axis, keepdims=keepdims)
     return nansum(a, axis=axis, dtype=dtype, keepdims=keepdims) / n
 
@@ -120,18 +127,21 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
 def nanmax(a, axis=None, out=None, keepdims=False):
     """Maximum ignoring NaNs."""
     _no_out("nanmax", out)
+    a = as_input(a)
     return fnp.max(_nan_to(a, -np.inf), axis=axis, keepdims=keepdims)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False):
     """Minimum ignoring NaNs."""
     _no_out("nanmin", out)
+    a = as_input(a)
     return fnp.min(_nan_to(a, np.inf), axis=axis, keepdims=keepdims)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """Variance of the non-NaN elements."""
     _no_out("nanvar", out)
+    a = as_input(a)
     ok = ~fnp.isnan(a)
     n = fnp.sum(ok, axis=axis, keepdims=True)
     m = nansum(a, axis=axis, keepdims=True) / n
@@ -143,3 +153,30 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """Standard deviation of the non-NaN elements (gradient 0 where the spread is zero)."""
     return _sqrt_or_zero(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """Median over `axis` (NumPy semantics): the middle element, or the mean of the two
+    middle ones, of the sorted values; the gradient goes to those elements.
+
+    Example:
+      fnp.median(x, axis=0)
+    """
+    _no_out("median", out)
+    a = as_input(a)
+    if getval(a) is a:  # plain arrays: the backend's own median
+        return np.median(a, axis=axis, keepdims=keepdims)
+    a = _float(fnp.asarray(a) if not hasattr(a, "shape") else a)
+    nd = ndim(a)
+    axes = norm_axes(axis, nd)
+    kept = [i for i in range(nd) if i not in axes]
+    moved = fnp.transpose(a, kept + list(axes))
+    flat = fnp.reshape(moved, tuple(shape(a)[i] for i in kept) + (-1,))
+    n = shape(flat)[-1]
+    if n == 0:
+        raise ValueError("fnad.numpy.median: can't take the median of an empty selection.")
+    srt = fnp.sort(flat, axis=-1)
+    res = fnp.mean(srt[..., (n - 1) // 2:n // 2 + 1], axis=-1)
+    if keepdims:
+        res = fnp.reshape(res, tuple(1 if i in axes else s for i, s in enumerate(shape(a))))
+    return res

@@ -1,6 +1,8 @@
 """Helpers shared by the rule tables: wrapping NumPy functions as primitives; the shape
 helpers (unbroadcast, ...) come from the core, fnad._shapes, as fnad.extend exports them."""
 
+import functools
+
 import numpy as np
 
 from .._abstract import ShapedArray, is_aval, ufunc_rule, xp_of
@@ -11,8 +13,8 @@ from .._shapes import shape as shape
 from .._shapes import unbroadcast as unbroadcast
 from .._tracer import PRIMITIVE_OF, Primitive, primitive, register_callable
 
-__all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes",
-           "expand_reduced", "linalg_rule"]
+__all__ = ["wrap", "wrap_nondiff", "accepts_sequences", "as_input", "unbroadcast", "shape",
+           "ndim", "dtype_of", "norm_axes", "expand_reduced", "linalg_rule"]
 
 
 def wrap(np_fun, name=None, **kw):
@@ -39,6 +41,28 @@ def wrap(np_fun, name=None, **kw):
 def wrap_nondiff(np_fun, name=None):
     """A primitive whose outputs carry no derivative (comparisons, floor, argmax, ...)."""
     return wrap(np_fun, name, nondiff=True)
+
+
+def as_input(a):
+    """`a` unchanged, except a (nested) list/tuple, which becomes one array as NumPy would
+    convert it; traced values in it are stacked, so they keep their derivatives
+    (`fnp.mean([x, x + 2])`)."""
+    if isinstance(a, (list, tuple)):
+        from . import asarray
+        return asarray(a)
+    return a
+
+
+def accepts_sequences(fun):
+    """`fun` (a wrapped primitive taking an array first) also taking a list/tuple of traced
+    values there; plain calls pay one type check."""
+    def wrapper(a, *args, **kwargs):
+        if type(a) is list or type(a) is tuple:
+            a = as_input(a)
+        return fun(a, *args, **kwargs)
+    functools.update_wrapper(wrapper, fun)
+    wrapper.primitive = fun.primitive
+    return wrapper
 
 
 def expand_reduced(v, x_shape, axis, keepdims):

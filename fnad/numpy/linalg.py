@@ -4,7 +4,9 @@ All functions are batched over leading axes as in NumPy and run NumPy/CuPy direc
 plain arrays. Derivative rules (VJP and JVP) are written with fnad.numpy, so higher
 derivatives work. Assumptions: eigh/svd vector derivatives need distinct eigenvalues /
 singular values; det/slogdet/inv/solve need invertible matrices; cholesky/eigh give the
-symmetric gradient.
+symmetric gradient. eig/eigvals of traced inputs are complex (JAX's derivatives; eigenvector
+derivatives need distinct eigenvalues); lstsq's solution is differentiable at constant rank;
+matrix_rank has no derivative.
 """
 
 from ._linalg import (
@@ -30,6 +32,13 @@ from ._linalg_decomp import (
     svd as svd,
     svdvals as svdvals,
 )
+from ._linalg_eig import (
+    EigResult as EigResult,
+    LstsqResult as LstsqResult,
+    eig as eig,
+    eigvals as eigvals,
+    lstsq as lstsq,
+)
 from ._linalg_norm import (
     cond as cond,
     matrix_norm as matrix_norm,
@@ -48,7 +57,8 @@ matrix_rank = _wrap_nondiff(_np.linalg.matrix_rank, "matrix_rank")
 _defabstract_eval(matrix_rank, _linalg_rule(_np.linalg.matrix_rank,
                                             lambda a, *args, **kw: a.shape[:-2]))
 
-__all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
+__all__ = ["cholesky", "cond", "det", "eig", "eigvals", "eigh", "eigvalsh", "inv", "lstsq",
+           "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "multi_dot", "norm", "pinv", "qr", "slogdet",
            "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "vector_norm", "LinAlgError",
-           "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
+           "EigResult", "EighResult", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult"]

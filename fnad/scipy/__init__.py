@@ -1,5 +1,6 @@
 """fnad.scipy: differentiable pieces of SciPy."""
 
+from . import integrate as integrate
 from . import linalg as linalg
 from . import signal as signal
 from . import special as special

@@ -43,8 +43,10 @@ def fd_error(case, seed=0, eps=1e-3):
     args = tuple(np.asarray(a, np.float64) for a in case.args)
     tangents = [rng.standard_normal(a.shape) for a in args]
     fd = _fd_jvp(case.fun, args, tangents, eps)
-    _, t_out = fnad.jvp(case.fun, args, tuple(tangents))
-    err = max([rel_err(t, f) for t, f in zip(leaves(t_out), fd)], default=0.0)
+    err = 0.0
+    if "fwd" in case.modes:  # reverse-only cases (custom_vjp: odeint) skip the JVP
+        _, t_out = fnad.jvp(case.fun, args, tuple(tangents))
+        err = max([rel_err(t, f) for t, f in zip(leaves(t_out), fd)], default=0.0)
     out, f_vjp = fnad.vjp(case.fun, *args)
     cts = _like(out, rng)
     grads = f_vjp(cts)

@@ -253,8 +253,9 @@ REDUCTIONS += [
 ]
 
 from tests.numpy.cases_shape import INDEXING, PRODUCTS, SHAPE  # noqa: E402
+from tests.numpy.cases_surface import SURFACE  # noqa: E402
 
-CASES = ELEMENTWISE + REDUCTIONS + SHAPE + PRODUCTS + INDEXING
+CASES = ELEMENTWISE + REDUCTIONS + SHAPE + PRODUCTS + INDEXING + SURFACE
 
 if hasattr(fnp, "logsumexp"):
     CASES += reduction("logsumexp", _tred(torch.logsumexp) if torch else None,

@@ -185,6 +185,62 @@ LINALG += [
          (spaced, spaced), lambda b, c: torch.linalg.pinv(b @ c)),
 ]
 
+# eig/eigvals: complex results, checked through real-valued, phase-invariant functions of
+# them (real and imaginary parts of the eigenvalues, of each eigenvector divided by its
+# first entry). Reverse mode only until the complex JVP of fnp.real lands (H2's complex
+# work): then modes can be both.
+
+
+def nonsym(r, s):
+    """Square, non-symmetric, with complex-conjugate eigenvalue pairs well apart."""
+    n = s[-1]
+    return r.standard_normal(s) + np.diag(np.arange(n) * 1.5)
+
+
+def _reim(z, mod):
+    if mod == "torch":
+        return z.real, z.imag
+    return fnp.real(z), fnp.real(-1j * z)
+
+
+def f_eig(a):
+    w, v = LA.eig(a)
+    return (*_reim(w, "np"), *_reim(v / v[..., :1, :], "np"))
+
+
+def t_eig(t):
+    w, v = torch.linalg.eig(t)
+    return (*_reim(w, "torch"), *_reim(v / v[..., :1, :], "torch"))
+
+
+LINALG += [
+    case("linalg.eig", shape_id((_s,)), f_eig, (_s,), (nonsym,), t_eig, modes=("rev",))
+    for _s in [(3, 3), (2, 4, 4), (1, 1)]]
+LINALG += [
+    case("linalg.eigvals", shape_id((_s,)), lambda a: _reim(LA.eigvals(a), "np"), (_s,),
+         (nonsym,), lambda t: _reim(torch.linalg.eigvals(t), "torch"), modes=("rev",))
+    for _s in [(3, 3), (2, 4, 4)]]
+for _sa, _sb in [((5, 3), (5,)), ((5, 3), (5, 2)), ((3, 5), (3, 2)), ((2, 5, 3), (2, 5, 2)),
+                 ((3, 3), (3,))]:
+    _vec = len(_sb) == 1
+    LINALG.append(case(
+        "linalg.lstsq", shape_id((_sa, _sb)), lambda a, b: tuple(LA.lstsq(a, b))[:2],
+        (_sa, _sb), (spaced, "real"),
+        lambda a, b, _vec=_vec: _t_lstsq(a, b, _vec)))
+# rank 2 for every perturbation of the factors: the minimum-norm solution is differentiable
+LINALG.append(case("linalg.lstsq", "rank 2 (5,2)@(2,3)x(5,)",
+                   lambda p, q, b: LA.lstsq(p @ q, b)[0], ((5, 2), (2, 3), (5,)),
+                   (spaced, spaced, "real"),
+                   lambda p, q, b: torch.linalg.pinv(p @ q) @ b))
+
+
+def _t_lstsq(a, b, vec):
+    x = torch.linalg.pinv(a) @ (b[..., None] if vec else b)
+    m, n = a.shape[-2:]
+    r = ((b[..., None] if vec else b) - a @ x).pow(2).sum(-2)
+    return (x[..., 0] if vec else x), (r if m > n else torch.zeros(0, dtype=a.dtype))
+
+
 # ----------------------------------------------------------------------------- special
 
 

@@ -9,6 +9,8 @@ torch.nn.functional convolutions and torch.distributions (validate_args off).
 
 import numpy as np
 
+import fnad.numpy as fnp
+import fnad.scipy.integrate as fint
 import fnad.scipy.linalg as fla
 import fnad.scipy.signal as fsig
 import fnad.scipy.special as fsp
@@ -339,4 +341,41 @@ ST = [
          None),
 ]
 
-CASES = SP + LA + SIG + ST
+# ----------------------------------------------------------------------------- integrate
+# odeint is one custom_vjp node (adjoint method): reverse mode only. Tight tolerances make
+# the solution accurate enough for five-point differences and for torch parity with the
+# closed form expm(A t) y0 of a linear system.
+
+_T = np.array([0.0, 0.4, 1.1, 1.5])
+_TOL = dict(rtol=1e-12, atol=1e-12)
+
+
+def _pendulum(y, t, a, b):
+    return fnp.stack([a * y[1], -b * fnp.sin(y[0]) - 0.1 * y[1] + 0.2 * fnp.cos(t)])
+
+
+def _linear(y, t, a):
+    return a @ y
+
+
+def _times(r, s):
+    return np.cumsum(r.uniform(0.3, 0.6, s)) - 0.3
+
+
+def _t_linear(y0, a):
+    return torch.stack([torch.linalg.matrix_exp(a * float(t)) @ y0 for t in _T])
+
+
+INTEGRATE = [
+    case("scipy.integrate.odeint", "pendulum (2,) in y0, a, b",
+         lambda y0, a, b: fint.odeint(_pendulum, y0, _T, a, b, **_TOL), ((2,), (), ()),
+         ("real", _u(0.5, 1.5), _u(0.5, 1.5)), None, modes=("rev",)),
+    case("scipy.integrate.odeint", "pendulum (2,) in t (4,)",
+         lambda y0, t: fint.odeint(_pendulum, y0, t, 1.0, 0.8, **_TOL), ((2,), (4,)),
+         ("real", _times), None, modes=("rev",)),
+    case("scipy.integrate.odeint", "linear (3,) y' = A y vs expm",
+         lambda y0, a: fint.odeint(_linear, y0, _T, a, **_TOL), ((3,), (3, 3)),
+         ("real", lambda r, s: 0.5 * r.standard_normal(s)), _t_linear, modes=("rev",)),
+]
+
+CASES = SP + LA + SIG + ST + INTEGRATE

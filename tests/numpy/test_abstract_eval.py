@@ -23,7 +23,8 @@ def _run(case):
     out, f_vjp = fnad.vjp(case.fun, *args)
     f_vjp(type(out)(np.ones(np.shape(o)) for o in out) if isinstance(out, (tuple, list))
           else np.ones(np.shape(out)))
-    fnad.jvp(case.fun, args, tuple(np.ones_like(a) for a in args))
+    if "fwd" in case.modes:
+        fnad.jvp(case.fun, args, tuple(np.ones_like(a) for a in args))
 
 
 def test_op_battery_abstract_eval_matches_real_outputs():
