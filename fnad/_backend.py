@@ -7,7 +7,7 @@ owns its arrays.
 
 import numpy as np
 
-from ._tracer import getval
+from ._tracer import Tracer, getval
 
 __all__ = ["array_module", "cupy_or_none", "is_cupy_array", "is_array", "asarray_like",
            "gpu_unavailable_reason", "DeviceMismatchError", "mixed_device_error",
@@ -98,6 +98,10 @@ def array_module(*args):
     np_arr = cp_arr = None
     for a in args:
         a = getval(a)
+        if isinstance(a, Tracer):  # staged: only its abstract value knows the device
+            if a.aval.xp is not np:
+                return a.aval.xp
+            continue
         if is_cupy_array(a):
             if np_arr is not None:
                 raise mixed_device_error(np_arr, a)

@@ -179,7 +179,10 @@ def register_array_methods(mixin):
 def getval(x):
     """Strip every level of tracing from `x`."""
     while isinstance(x, Tracer):
-        x = x.value
+        v = x.value
+        if v is x:  # a staged value: nothing more concrete below
+            return x
+        x = v
     return x
 
 
