@@ -21,7 +21,11 @@ from ._tree import tree_flatten, tree_unflatten
 __all__ = ["StagingTrace", "StagingTracer", "ConcretizationError", "trace_to_graph",
            "make_graph", "named_scope", "current_scope"]
 
-_scopes = threading.local()  # .stack: the tuple of open scope names of this thread
+class _Scopes(threading.local):
+    stack = ()  # the open scope names of this thread, outermost first
+
+
+_scopes = _Scopes()
 
 
 class _ScopeName(str):
@@ -32,7 +36,7 @@ class _ScopeName(str):
 
 def current_scope():
     """The names of the `named_scope`s open in this thread, outermost first."""
-    return getattr(_scopes, "stack", ())
+    return _scopes.stack
 
 
 class named_scope:  # noqa: N801 - used like a function, as a context manager
@@ -59,7 +63,7 @@ class named_scope:  # noqa: N801 - used like a function, as a context manager
         self.name = name
 
     def __enter__(self):
-        self._prev = prev = getattr(_scopes, "stack", ())
+        self._prev = prev = _scopes.stack
         _scopes.stack = prev + (_ScopeName(self.name),)
         return self
 
@@ -72,7 +76,7 @@ class named_scope:  # noqa: N801 - used like a function, as a context manager
 
         @functools.wraps(fun)
         def scoped(*args, **kwargs):
-            prev = getattr(_scopes, "stack", ())
+            prev = _scopes.stack
             _scopes.stack = prev + (_ScopeName(name),)
             try:
                 return fun(*args, **kwargs)
@@ -237,6 +241,7 @@ def make_graph(fun, static_argnums=()):
         avals = [_leaf_aval(x, "make_graph", i) for i, x in enumerate(flat)]
         graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw), avals, in_tree,
                                "make_graph")
+        graph.name = getattr(fun, "__name__", "function")
         graph.example_inputs = flat
         return graph
 
