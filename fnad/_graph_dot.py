@@ -21,6 +21,7 @@ from ._backend import array_module
 from ._graph import Var, _any_tracer, is_array_const, map_atoms, np_summary
 from ._graph_text import Namer, param_text
 from ._tracer import bind_traced
+from ._tree import tree_unflatten
 
 __all__ = ["graph_dot", "render", "quote", "gradients"]
 
@@ -151,6 +152,7 @@ class _Dot:
     def __init__(self, graph, namer, env, grads):
         self.graph, self.namer, self.env, self.grads = graph, namer, env, grads
         self.lines, self.edges = [], {}
+        self.paths = _input_paths(graph)
 
     def notes(self, v):
         out = []
@@ -232,6 +234,31 @@ def _namer(graph):
     return namer
 
 
+def _input_paths(graph):
+    """{input Var: where it sits in the arguments, e.g. "arg0['blocks'][1]['w']"}."""
+    try:
+        args, kwargs = tree_unflatten(graph.in_tree, range(len(graph.invars)))
+    except (TypeError, ValueError):
+        return {}
+    paths = {}
+
+    def walk(x, path):
+        if type(x) is int:
+            paths[graph.invars[x]] = path
+        elif isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, f"{path}[{k!r}]")
+        elif isinstance(x, (list, tuple)):
+            for k, v in enumerate(x):
+                walk(v, f"{path}[{k}]")
+
+    for i, a in enumerate(args):
+        walk(a, f"arg{i}")
+    for k, v in kwargs.items():
+        walk(v, k)
+    return paths
+
+
 def _outside_node(d, a, outside):
     key = a if type(a) is Var else id(a)
     if key in outside:
@@ -241,7 +268,9 @@ def _outside_node(d, a, outside):
     if type(a) is Var:
         kind = "input" if a in g.invars else "captured" if any(a is v for v, _ in g.captured) \
             else "from outside"
-        lines = [f"{kind} {d.namer(a)}: {a.aval}"] + d.notes(a)
+        decl = f"{d.namer(a)}: {a.aval}"
+        lines = [f"{kind} {d.paths[a]}", decl] if a in d.paths else [f"{kind} {decl}"]
+        lines += d.notes(a)
         style = "lightblue"
     else:
         lines = [f"const {a.dtype}[{','.join(map(str, a.shape))}]"]

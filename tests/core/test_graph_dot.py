@@ -45,7 +45,7 @@ def test_structure_nodes_and_edges():
     assert len(_eqn_nodes(dot)) == len(g.eqns) == 3
     heads = [_label(dot, n).strip('"').split("\\n")[0] for n in _eqn_nodes(dot)]
     assert heads[0] == "tanh" and heads[1].startswith("power 2") and heads[2].startswith("sum")
-    assert "input a: float64[2]" in dot and "output 0 d: float64[]" in dot
+    assert r"input arg0\na: float64[2]" in dot and "output 0 d: float64[]" in dot
     edges = re.findall(r"^\s*(\w+) -> (\w+);", dot, flags=re.M)
     assert edges == [("x0", "e0"), ("e0", "e1"), ("e1", "e2"), ("e2", "o0")]
 
