@@ -238,7 +238,7 @@ def _input_paths(graph):
     """{input Var: where it sits in the arguments, e.g. "arg0['blocks'][1]['w']"}."""
     try:
         args, kwargs = tree_unflatten(graph.in_tree, range(len(graph.invars)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):  # a custom node that wants arrays
         return {}
     paths = {}
 
