@@ -40,5 +40,6 @@ from . import kernels as kernels  # noqa: E402
 from ._jit import jit as jit  # noqa: E402
 from ._staging import ConcretizationError as ConcretizationError  # noqa: E402
 from ._staging import make_graph as make_graph  # noqa: E402
+from ._staging import named_scope as named_scope  # noqa: E402
 
 __version__ = "0.1.0"

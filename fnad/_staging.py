@@ -6,7 +6,12 @@ of tracers, keyword arguments, output `Var`s) after the primitive's `abstract_ev
 the outputs' shapes and dtypes. Arrays the function closes over become constants;
 tracers of other (outer) transforms it closes over become extra inputs ("captured").
 Python control flow on a staged value cannot be decided and raises `ConcretizationError`.
+Each equation records the `named_scope`s open when it was staged (`Eqn.scope`), which the
+pictures use to group and fold blocks.
 """
+
+import functools
+import threading
 
 from ._abstract import abstract_eval, aval_of, is_aval
 from ._graph import Eqn, Graph, Var
@@ -14,7 +19,71 @@ from ._tracer import Trace, Tracer, finish_trace
 from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["StagingTrace", "StagingTracer", "ConcretizationError", "trace_to_graph",
-           "make_graph"]
+           "make_graph", "named_scope", "current_scope"]
+
+class _Scopes(threading.local):
+    stack = ()  # the open scope names of this thread, outermost first
+
+
+_scopes = _Scopes()
+
+
+class _ScopeName(str):
+    """A scope name; one object per entry, so two calls of one scope are told apart."""
+
+    __slots__ = ()
+
+
+def current_scope():
+    """The names of the `named_scope`s open in this thread, outermost first."""
+    return _scopes.stack
+
+
+class named_scope:  # noqa: N801 - used like a function, as a context manager
+    """Name the operations staged inside a `with` block, for reading and drawing graphs.
+
+    Equations staged by `jit`/`make_graph` inside the block record the open scope names
+    (`Eqn.scope`); `Graph.to_dot` draws each scope as a cluster, folds repeated scopes
+    with the same structure, or draws one scope alone (`to_dot(scope="block_2")`). It
+    changes nothing else and costs a few hundred nanoseconds when nothing is staged.
+
+    As a decorator, `@fnad.named_scope("attention")` opens the scope on every call.
+
+    Example:
+      with fnad.named_scope(f"block_{i}"):
+          x = block(params[i], x)
+    """
+
+    __slots__ = ("name", "_prev")
+
+    def __init__(self, name):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"named_scope: the name must be a non-empty str, got {name!r}; "
+                            "e.g. fnad.named_scope('block_0').")
+        self.name = name
+
+    def __enter__(self):
+        self._prev = prev = _scopes.stack
+        _scopes.stack = prev + (_ScopeName(self.name),)
+        return self
+
+    def __exit__(self, *exc):
+        _scopes.stack = self._prev
+        return False
+
+    def __call__(self, fun):
+        name = self.name
+
+        @functools.wraps(fun)
+        def scoped(*args, **kwargs):
+            prev = _scopes.stack
+            _scopes.stack = prev + (_ScopeName(name),)
+            try:
+                return fun(*args, **kwargs)
+            finally:
+                _scopes.stack = prev
+
+        return scoped
 
 
 class ConcretizationError(TypeError):
@@ -115,10 +184,10 @@ class StagingTrace(Trace):
         atoms = tuple(self.atom(a) for a in args)
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
-            self.eqns.append(Eqn(prim, atoms, kwargs, outvars))
+            self.eqns.append(Eqn(prim, atoms, kwargs, outvars, current_scope()))
             return tuple(StagingTracer(self, v) for v in outvars)
         var = Var(out)
-        self.eqns.append(Eqn(prim, atoms, kwargs, [var]))
+        self.eqns.append(Eqn(prim, atoms, kwargs, [var], current_scope()))
         return StagingTracer(self, var)
 
 
@@ -172,6 +241,7 @@ def make_graph(fun, static_argnums=()):
         avals = [_leaf_aval(x, "make_graph", i) for i, x in enumerate(flat)]
         graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw), avals, in_tree,
                                "make_graph")
+        graph.name = getattr(fun, "__name__", "function")
         graph.example_inputs = flat
         return graph
 

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+import fnad
+
 from ._activations import gelu, relu, silu
 from ._attention import init_multi_head_attention, multi_head_attention
 from ._dropout import dropout
@@ -122,6 +124,7 @@ def init_transformer_block(key, d_model, n_heads, d_ff=None, *, activation="relu
                                     dtype=dtype)}
 
 
+@fnad.named_scope("transformer_block")
 def transformer_block(params, x, *, mask=None, causal=False, rope=None, activation=None,
                       dropout_rate=0.0, key=None, train=False, kv_cache=None):
     """Pre-norm block: `x + attn(ln1(x))`, then `h + ff(ln2(h))`.
@@ -190,6 +193,7 @@ def init_decoder_block(key, d_model, n_heads, d_ff=None, *, d_context=None, acti
                                     dtype=dtype)}
 
 
+@fnad.named_scope("decoder_block")
 def decoder_block(params, x, context, *, mask=None, cross_mask=None, causal=True, rope=None,
                   cross_rope=None, activation=None, dropout_rate=0.0, key=None, train=False,
                   kv_cache=None):

@@ -7,6 +7,7 @@ import functools
 
 import numpy as np
 
+import fnad
 import fnad.random as random
 
 import fnad_nn as nn
@@ -152,8 +153,10 @@ def gpt(params, config, tokens, *, key=None, train=False, cache=None):
     x = nn.dropout(x, c.dropout, key=keys[-1], train=train)
     new_cache = None if cache is None else []
     for i, p in enumerate(params["blocks"]):
-        x = _blocks.self_block(p, x, c, keys=keys[3 * i:3 * i + 3], train=train, causal=True,
-                               rope=rope, cache=None if cache is None else cache[i])
+        with fnad.named_scope(f"block_{i}"):
+            x = _blocks.self_block(p, x, c, keys=keys[3 * i:3 * i + 3], train=train,
+                                   causal=True, rope=rope,
+                                   cache=None if cache is None else cache[i])
         if cache is not None:
             x, layer_cache = x
             new_cache.append(layer_cache)

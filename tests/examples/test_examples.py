@@ -7,7 +7,8 @@ import pytest
 
 from .conftest import DATA, needs_fashion
 
-SCRIPTS = ["xor", "scalar_autodiff", "mnist_mlp", "mnist_cnn", "mnist_curve", "report"]
+SCRIPTS = ["xor", "scalar_autodiff", "mnist_mlp", "mnist_cnn", "mnist_curve", "report",
+           "graph_picture"]
 RESULT_KEYS = {"example", "metric", "value", "goal", "command", "wall_time_s", "cpu_time_s",
                "machine", "date", "seed"}
 
@@ -33,6 +34,16 @@ def test_scalar_autodiff(example, tmp_path):
     assert r["value"] < 1e-6
     text = dot.read_text()
     assert text.startswith("digraph") and "grad" in text and "tanh" in text
+
+
+def test_graph_picture(example, tmp_path, capsys):
+    written = example("graph_picture").main(["--dir", str(tmp_path)])
+    names = {p.name for p in written}
+    assert {"graph_mlp.dot", "graph_mlp_grad.dot", "graph_gpt.dot"} <= names
+    mlp = (tmp_path / "graph_mlp.dot").read_text()
+    assert mlp.startswith('digraph "mlp_loss"') and "grad " in mlp and "value " in mlp
+    assert 'label="block_0 .. block_3 x4"' in (tmp_path / "graph_gpt.dot").read_text()
+    assert "affine" in capsys.readouterr().out
 
 
 def test_scalar_engine_accumulates_reused_values(example):
