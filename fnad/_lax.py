@@ -74,7 +74,7 @@ def _trace_loop_body(fname, make_fun, carry, extra_avals, what):
         weak_fix = [b if a.weak_type and a.shape == b.shape and a.dtype != b.dtype else a
                     for a, b in zip(carry_avals, outs)]
         if attempt == 0 and any(w is not a for w, a in zip(weak_fix, carry_avals)):
-            carry_avals = [a.update(weak_type=False) if a is not w else w.update(weak_type=False)
+            carry_avals = [w.update(weak_type=False) if w is not a else a
                            for a, w in zip(carry_avals, weak_fix)]
             continue
         _check_same(fname, what, carry_avals, outs, box["carry_tree"])
