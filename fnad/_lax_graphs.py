@@ -10,7 +10,7 @@ under jit, come for free. Everything derived is cached on the body Graph object.
 
 from ._abstract import aval_of
 from ._backend import array_module
-from ._graph import Graph, Var
+from ._graph import Eqn, Graph, Var, is_array_const
 from ._graph_compile import compile_graph
 from ._jit import optimize
 from ._staging import trace_to_graph
@@ -48,11 +48,82 @@ def as_arrays(outs, avals, like):
 
 
 def close(graph, name):
-    """`graph` with its captured outer tracers as leading inputs: (closed graph, tracers)."""
-    caps = graph.captured
-    g = Graph([v for v, _ in caps] + graph.invars, graph.eqns, graph.outvars, graph.in_tree,
-              graph.out_tree, (), name)
-    return g, [t for _, t in caps]
+    """`graph` as a closed body: its captured outer tracers, then the arrays it holds as
+    constants, become leading inputs. Returns (body, those values). Bodies of the same
+    program (equal up to those values: a loop body traced again on each call, closing over
+    new parameter arrays) are one shared Graph, so what is derived and compiled from it is
+    made once, not once per call."""
+    caps = [v for v, _ in graph.captured]
+    vals = [t for _, t in graph.captured]
+    lifted = {}
+
+    def lift(a):
+        if type(a) is Var:
+            return a
+        if type(a) in (list, tuple):
+            return type(a)(lift(x) for x in a) if any(is_array_const(x) for x in a) else a
+        if not is_array_const(a):
+            return a
+        v = lifted.get(id(a))
+        if v is None:
+            v = lifted[id(a)] = Var(aval_of(a))
+            caps.append(v)
+            vals.append(a)
+        return v
+
+    eqns = [Eqn(e.prim, tuple(lift(a) for a in e.args), e.kwargs, e.outvars, e.scope)
+            for e in graph.eqns]
+    outvars = [lift(v) for v in graph.outvars]
+    g = Graph(caps + graph.invars, eqns, outvars, graph.in_tree, graph.out_tree, (), name)
+    return _shared(g), vals
+
+
+_SHARED = {}  # structural key -> the first closed body with it
+_SHARED_MAX = 512
+
+
+def _atom_key(a, num):
+    if type(a) is Var:
+        return num(a)
+    if type(a) in (list, tuple):
+        return (type(a).__name__,) + tuple(_atom_key(x, num) for x in a)
+    if isinstance(a, float) and a != a:
+        return ("nan",)
+    if type(a) is slice:  # not hashable before Python 3.12
+        return ("slice", a.start, a.stop, a.step)
+    return ("p", type(a).__name__, a)
+
+
+def _param_key(p):
+    if type(p) is Graph:
+        return ("graph", id(p))  # nested bodies are shared already: identity is structure
+    return _atom_key(p, None)
+
+
+def _shared(g):
+    names = {}
+
+    def num(v):
+        n = names.get(v)
+        if n is None:
+            n = names[v] = (len(names), v.aval.shape, v.aval.dtype, v.aval.weak_type, v.aval.xp)
+        return n
+
+    try:
+        key = (tuple(num(v) for v in g.invars),
+               tuple((e.prim, tuple(_atom_key(a, num) for a in e.args),
+                      tuple((k, _param_key(p)) for k, p in sorted(e.kwargs.items())),
+                      tuple(num(v) for v in e.outvars)) for e in g.eqns),
+               tuple(_atom_key(v, num) for v in g.outvars), g.name)
+        hash(key)
+    except TypeError:  # an unhashable parameter: this body is not shared
+        return g
+    first = _SHARED.get(key)
+    if first is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        first = _SHARED[key] = g
+    return first
 
 
 def permuted(graph, in_order, out_order, name):
