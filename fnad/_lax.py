@@ -13,7 +13,7 @@ from ._abstract import aval_of
 from ._autodiff import RevTracer
 from ._backend import array_module
 from ._graph import Graph, Var
-from ._lax_graphs import close, out_avals, trace_flat
+from ._lax_graphs import close, out_avals, shared, trace_flat
 from ._lax_prims import cond_p, scan_p, stacking_body, while_p
 from ._tracer import Tracer
 from ._tree import tree_flatten, tree_unflatten
@@ -198,22 +198,20 @@ def _check_pred(pred, fname):
                         "floats explicitly (x > 0).")
 
 
-def _merge_consts(graphs, n_ops, names):
-    """Closed branch graphs that take the same inputs: every branch's captured outer values
-    (the union, in order), then the operands."""
-    consts, pos = [], {}
-    for g in graphs:
-        for _, t in g.captured:
-            if id(t) not in pos:
-                pos[id(t)] = len(consts)
-                consts.append(t)
-    closed = []
-    for g, name in zip(graphs, names):
-        mine = {id(t): v for v, t in g.captured}
-        lead = [mine.get(id(t)) or Var(t.aval) for t in consts]
-        closed.append(Graph(lead + g.invars, g.eqns, g.outvars, g.in_tree, g.out_tree, (),
-                            name))
-    return closed, consts
+def _merge_consts(graphs, names):
+    """Closed branch graphs that take the same inputs: the outer values and constants of
+    every branch (each ignores the others'), then the operands."""
+    closed = [close(g, name) for g, name in zip(graphs, names)]
+    consts = [v for _, vals in closed for v in vals]
+    out = []
+    for k, (g, vals) in enumerate(closed):
+        n_own = len(vals)
+        lead = g.invars[:n_own]
+        before = [Var(aval_of(v)) for _, vs in closed[:k] for v in vs]
+        after = [Var(aval_of(v)) for _, vs in closed[k + 1:] for v in vs]
+        out.append(shared(Graph(before + lead + after + g.invars[n_own:], g.eqns, g.outvars,
+                                g.in_tree, g.out_tree, (), g.name)))
+    return out, consts
 
 
 def cond(pred, true_fun, false_fun, *operands):
@@ -253,7 +251,7 @@ def cond(pred, true_fun, false_fun, *operands):
                             f"{a.dtype.name}{list(a.shape)} from true_fun and "
                             f"{b.dtype.name}{list(b.shape)} from false_fun; cast one "
                             "(.astype(...)) or reshape it.")
-    branches, consts = _merge_consts(graphs, len(ops_flat), ("cond_false", "cond_true"))
+    branches, consts = _merge_consts(graphs, ("cond_false", "cond_true"))
     outs = cond_p.bind(pred, *consts, *ops_flat, branches=tuple(branches))
     return tree_unflatten(trees[1], list(outs))
 

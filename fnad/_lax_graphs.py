@@ -18,7 +18,7 @@ from ._transforms import jvp, vjp
 from ._tree import tree_structure
 
 __all__ = ["in_avals", "out_avals", "close", "runner", "trace_flat", "derived", "cached",
-           "is_float", "zeros", "as_arrays", "jvp_graph", "vjp_graph", "permuted"]
+           "is_float", "zeros", "as_arrays", "shared", "jvp_graph", "vjp_graph", "permuted"]
 
 
 def in_avals(graph):
@@ -75,7 +75,7 @@ def close(graph, name):
             for e in graph.eqns]
     outvars = [lift(v) for v in graph.outvars]
     g = Graph(caps + graph.invars, eqns, outvars, graph.in_tree, graph.out_tree, (), name)
-    return _shared(g), vals
+    return shared(g), vals
 
 
 _SHARED = {}  # structural key -> the first closed body with it
@@ -100,7 +100,7 @@ def _param_key(p):
     return _atom_key(p, None)
 
 
-def _shared(g):
+def shared(g):
     names = {}
 
     def num(v):

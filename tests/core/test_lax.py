@@ -307,3 +307,64 @@ def test_fori_loop_traced_bounds_is_a_while_loop():
     _, t = fnad.jit(lambda x: fnad.jvp(lambda x: f(np.array(3), x), (x,), (np.array(1.0),)))(
         np.array(1.0))
     assert float(t) == 8.0
+
+
+# ----------------------------------------------------------------------------- composition
+
+def nested(w, xs):
+    """A scan whose body runs a scan and a cond, with an integer counter in the carry."""
+    def outer(c, x):
+        k, h = c
+
+        def inner(h, x_row):
+            return fnp.tanh(h @ w + x_row), fnp.sum(h)
+
+        h, sums = lax.scan(inner, h, x)
+        h = lax.cond(fnp.sum(h) > 0, lambda h: h * 0.5, lambda h: fnp.sin(h), h)
+        return (k + 1, h), sums * k
+    (k, h), ys = lax.scan(outer, (0, np.ones(3) * 0.1), xs)
+    return fnp.sum(h) + fnp.sum(ys ** 2), k
+
+
+def nested_py(w, xs):
+    k, h, ys = 0, np.ones(3) * 0.1, []
+    for x in xs:
+        sums = []
+        for row in x:
+            sums.append(fnp.sum(h))
+            h = fnp.tanh(h @ w + row)
+        h = h * 0.5 if float(fnp.sum(h)) > 0 else fnp.sin(h)
+        ys.append(fnp.stack(sums) * k)
+        k += 1
+    return fnp.sum(h) + fnp.sum(fnp.stack(ys) ** 2), k
+
+
+def test_nested_scan_cond_and_integer_carry_under_grad_and_jit():
+    xs = RNG.normal(size=(4, 3, 3)) * 0.5
+    v, k = nested(W, xs)
+    close(v, nested_py(W, xs)[0])
+    assert int(k) == 4
+    f, g = (lambda w, xs: nested(w, xs)[0]), (lambda w, xs: nested_py(w, xs)[0])
+    want = fnad.grad(g, argnums=(0, 1))(W, xs)
+    close(fnad.grad(f, argnums=(0, 1))(W, xs), want)
+    close(fnad.jit(fnad.grad(f, argnums=(0, 1)))(W, xs), want)
+    close(fnad.grad(fnad.jit(f), argnums=(0, 1))(W, xs), want)
+    t = (RNG.normal(size=W.shape), RNG.normal(size=xs.shape))
+    close(fnad.jvp(f, (W, xs), t), fnad.jvp(g, (W, xs), t))
+    check_grads(f, (W, xs), order=2, eps=1e-5)
+
+
+def test_bodies_are_shared_across_calls():
+    # a body traced again on each call, closing over new arrays, reuses its derived programs
+    from fnad._lax_graphs import close as close_graph  # noqa: PLC0415
+    from fnad._lax_graphs import trace_flat  # noqa: PLC0415
+    from fnad._abstract import aval_of  # noqa: PLC0415
+
+    def body_closing_over(w):
+        return trace_flat(lambda h: fnp.tanh(h @ w), [aval_of(H0)], "body")
+
+    (g1, c1), (g2, c2) = close_graph(body_closing_over(W), "b"), close_graph(
+        body_closing_over(W + 1), "b")
+    assert g1 is g2 and c1[0] is W and c2[0] is not W
+    g3, _ = close_graph(body_closing_over(W[:, :2]), "b")  # another shape: another program
+    assert g3 is not g1
