@@ -156,6 +156,7 @@ def derived(fun, avals, name):
     """`trace_flat` for a derived program, which captures nothing: `fun` runs a closed
     graph, so it meets no outer tracer."""
     g = trace_flat(fun, avals, name)
+    g.name = name
     if g.captured:  # pragma: no cover - an internal invariant
         raise AssertionError(f"internal: derived program {name} captured outer values")
     return g

@@ -103,19 +103,18 @@ def _scan_vjp(g, ans, *ops, body, num_consts, num_carry, length, reverse):
     nc, nk = num_consts, num_carry
     ins, outs = in_avals(body), out_avals(body)
     f_in, f_out = _flags(ins), _flags(outs)
-    params = dict(num_consts=nc, length=length)
     if getattr(body, "stacks_carries", False):
         carries = ans[len(ans) - nk:]
     else:
-        res = scan_p.bind(*ops, body=stacking_body(body, nc, nk), num_carry=nk,
-                          reverse=reverse, **params)
+        res = scan_p.bind(*ops, body=stacking_body(body, nc, nk), num_consts=nc,
+                          num_carry=nk, length=length, reverse=reverse)
         carries = res[len(res) - nk:]
     acc0 = [zeros(ins[i]) for i in _where(f_in[:nc])]
     ct_k = [g[k] for k in _where(f_in[nc:nc + nk])]
     ct_y = [g[nk + j] for j in _where(f_out[nk:])]
     res = scan_p.bind(*ops[:nc], *acc0, *ct_k, *carries, *ops[nc + nk:], *ct_y,
-                      body=_scan_bwd_body(body, nc, nk), num_carry=len(acc0) + len(ct_k),
-                      reverse=not reverse, **params)
+                      body=_scan_bwd_body(body, nc, nk), num_consts=nc,
+                      num_carry=len(acc0) + len(ct_k), length=length, reverse=not reverse)
     cts = [None] * len(ops)
     for i, c in zip(_where(f_in), res):
         cts[i] = c
