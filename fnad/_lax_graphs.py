@@ -18,7 +18,8 @@ from ._transforms import jvp, vjp
 from ._tree import tree_structure
 
 __all__ = ["in_avals", "out_avals", "close", "runner", "trace_flat", "derived", "cached",
-           "is_float", "zeros", "as_arrays", "shared", "jvp_graph", "vjp_graph", "permuted"]
+           "is_float", "diff_flags", "zeros", "as_arrays", "shared", "jvp_graph", "vjp_graph",
+           "permuted"]
 
 
 def in_avals(graph):
@@ -31,6 +32,15 @@ def out_avals(graph):
 
 def is_float(aval):
     return aval.dtype.kind in "fc"
+
+
+def diff_flags(graph):
+    """Per input of a closed body: whether it may carry a derivative (a float that is not a
+    constant lifted out of the body)."""
+    flags = [is_float(a) for a in in_avals(graph)]
+    start, n = graph.__dict__.get("lifted", (0, 0))
+    flags[start:start + n] = [False] * n
+    return flags
 
 
 def zeros(aval):
@@ -75,6 +85,8 @@ def close(graph, name):
             for e in graph.eqns]
     outvars = [lift(v) for v in graph.outvars]
     g = Graph(caps + graph.invars, eqns, outvars, graph.in_tree, graph.out_tree, (), name)
+    # inputs [n_captured, n_captured + lifted) are constants: never traced, no cotangent
+    g.lifted = (len(graph.captured), len(lifted))
     return shared(g), vals
 
 
@@ -114,7 +126,8 @@ def shared(g):
                tuple((e.prim, tuple(_atom_key(a, num) for a in e.args),
                       tuple((k, _param_key(p)) for k, p in sorted(e.kwargs.items())),
                       tuple(num(v) for v in e.outvars)) for e in g.eqns),
-               tuple(_atom_key(v, num) for v in g.outvars), g.name)
+               tuple(_atom_key(v, num) for v in g.outvars), g.name,
+               g.__dict__.get("lifted"))
         hash(key)
     except TypeError:  # an unhashable parameter: this body is not shared
         return g

@@ -18,7 +18,7 @@ import numpy as np
 
 from ._backend import array_module
 from ._graph import Graph, Var
-from ._lax_graphs import (as_arrays, cached, in_avals, is_float, jvp_graph, out_avals,
+from ._lax_graphs import (as_arrays, cached, diff_flags, in_avals, is_float, jvp_graph, out_avals,
                           permuted, runner, derived, vjp_graph, zeros)
 from ._tracer import Primitive
 
@@ -69,6 +69,7 @@ def stacking_body(body, num_consts, num_carry):
         g = Graph(body.invars, body.eqns, body.outvars + carry_in, body.in_tree,
                   body.out_tree, (), body.name)
         g.stacks_carries = True
+        g.lifted = body.__dict__.get("lifted", (0, 0))
         return g
     return cached(body, ("stacking", num_consts, num_carry), make)
 
@@ -79,7 +80,7 @@ def _scan_bwd_body(body, nc, nk):
     def make():
         ins, outs = in_avals(body), out_avals(body)
         nx = len(ins) - nc - nk
-        f_in, f_out = _flags(ins), _flags(outs)
+        f_in, f_out = diff_flags(body), _flags(outs)
         fc, fk = _where(f_in[:nc]), _where(f_in[nc:nc + nk])
         fy = _where(f_out[nk:])
         vg = vjp_graph(body, f_in, f_out)
@@ -102,7 +103,7 @@ def _scan_bwd_body(body, nc, nk):
 def _scan_vjp(g, ans, *ops, body, num_consts, num_carry, length, reverse):
     nc, nk = num_consts, num_carry
     ins, outs = in_avals(body), out_avals(body)
-    f_in, f_out = _flags(ins), _flags(outs)
+    f_in, f_out = diff_flags(body), _flags(outs)
     if getattr(body, "stacks_carries", False):
         carries = ans[len(ans) - nk:]
     else:
