@@ -32,8 +32,7 @@ def _leaf(x, fname, what, i):
 
 def _as_array(x, aval, like):
     """A Python scalar or NumPy scalar leaf as an array of `aval`'s dtype."""
-    if isinstance(x, Tracer) or (hasattr(x, "shape") and type(x) is not np.generic and
-                                 not isinstance(x, np.generic)):
+    if isinstance(x, Tracer) or (hasattr(x, "shape") and not isinstance(x, np.generic)):
         return x
     xp = array_module(*like) if like else np
     return xp.asarray(x, dtype=aval.dtype)
