@@ -38,6 +38,7 @@ from ._devices import to_numpy as to_numpy  # noqa: E402
 from . import random as random  # noqa: E402
 from . import kernels as kernels  # noqa: E402
 from ._jit import jit as jit  # noqa: E402
+from . import lax as lax  # noqa: E402
 from ._staging import ConcretizationError as ConcretizationError  # noqa: E402
 from ._staging import make_graph as make_graph  # noqa: E402
 from ._staging import named_scope as named_scope  # noqa: E402

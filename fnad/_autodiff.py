@@ -226,6 +226,12 @@ class JVPTrace(Trace):
         ans = bind_traced(prim, primals, kwargs) if outer else prim.impl(*primals, **kwargs)
         jvps = prim.jvps
         t_out = None
+        if prim.jvp_all is not None:  # one rule for every argument (control flow)
+            full = [None] * len(args)
+            for i, t in tangents:
+                full[i] = t
+            t_out = prim.jvp_all(full, ans, *primals, **kwargs)
+            tangents = ()
         for i, t in tangents:
             rule = jvps.get(i)
             if rule is None:

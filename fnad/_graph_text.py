@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._graph import Var, is_array_const
+from ._graph import Graph, Var, is_array_const
 
 __all__ = ["graph_text", "Namer", "param_text"]
 
@@ -39,6 +39,8 @@ class Namer:
 
 
 def param_text(p):
+    if isinstance(p, Graph):  # a control-flow body (fnad.lax)
+        return f"{{{p.name}: {len(p.invars)} in, {len(p.eqns)} eqns, {len(p.outvars)} out}}"
     if isinstance(p, np.dtype) or (isinstance(p, type) and issubclass(p, np.generic)):
         return np.dtype(p).name
     if isinstance(p, float):

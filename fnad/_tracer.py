@@ -193,13 +193,15 @@ class Primitive:
     `rule(g, ans, *args, **kwargs)`), `vjp_all` (one rule `vjp_all(g, ans, *args, **kwargs)`
     returning a tuple with every argument's cotangent, None for none; the backward pass
     prefers it to `vjps`), `jvps` (per-argument JVP rules
-    `rule(t, ans, *args, **kwargs)`), `batch` (batching rule), `abstract_eval`
-    (`rule(*avals_or_consts, **kwargs) -> aval`, see fnad._abstract), `nondiff` (outputs
-    carry no derivative), `multiple_results`. Every primitive created is in `PRIMITIVES`.
+    `rule(t, ans, *args, **kwargs)`), `jvp_all` (one rule `jvp_all(tangents, ans, *args,
+    **kwargs)`, `tangents` one per argument, None where untraced; forward mode prefers it),
+    `batch` (batching rule), `abstract_eval` (`rule(*avals_or_consts, **kwargs) -> aval`,
+    see fnad._abstract), `nondiff` (outputs carry no derivative), `multiple_results`. Every
+    primitive created is in `PRIMITIVES`.
     """
 
-    __slots__ = ("name", "impl", "vjps", "vjp_all", "jvps", "batch", "abstract_eval", "nondiff",
-                 "multiple_results", "fun", "__weakref__")
+    __slots__ = ("name", "impl", "vjps", "vjp_all", "jvps", "jvp_all", "batch", "abstract_eval",
+                 "nondiff", "multiple_results", "fun", "__weakref__")
 
     def __init__(self, name, impl, *, nondiff=False, multiple_results=False):
         self.name = name
@@ -207,6 +209,7 @@ class Primitive:
         self.vjps = {}
         self.vjp_all = None
         self.jvps = {}
+        self.jvp_all = None
         self.batch = None
         self.abstract_eval = None
         self.nondiff = nondiff

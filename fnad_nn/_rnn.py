@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
+from fnad import lax
 
 from . import _init
 from ._activations import sigmoid
@@ -15,11 +16,6 @@ from ._util import dtype_of, shape_of, split_key
 __all__ = ["init_rnn_cell", "rnn_cell", "init_rnn", "rnn", "init_stacked_rnn", "stacked_rnn",
            "init_lstm_cell", "lstm_cell", "init_lstm", "lstm", "init_gru_cell", "gru_cell",
            "init_gru", "gru", "init_bridge", "bridge"]
-
-
-def _time_major_steps(x):
-    """`(..., T, F)` -> T arrays `(..., F)` (one unstack node: one stack in the backward)."""
-    return list(fnp.unstack(fnp.moveaxis(x, -2, 0)))
 
 
 def _init_cell(key, d_in, d_hidden, gates, bias, dtype):
@@ -205,24 +201,32 @@ def _check_layers(fname, params):
                         f"init_{fname}); for a single step use {fname}_cell.")
 
 
+def _initial_state(p, xw, state0, layer, n_state):
+    if state0 is None:
+        z = _zeros_state(p, xw[..., 0, :])
+        return z if n_state == 1 else (z, z)
+    states = (state0,) if n_state == 1 else state0
+    # the carry keeps one dtype: the one a step gives (e.g. float32 inputs, float64 state)
+    dt = np.result_type(dtype_of(xw), dtype_of(p["w_hh"]), *(dtype_of(s) for s in states))
+    out = tuple(s[layer] if dtype_of(s) == dt else fnp.astype(s[layer], dt) for s in states)
+    return out[0] if n_state == 1 else out
+
+
 def _run(step, params, xs, state0, n_state):
-    """Unroll `step` over time and layers. `state0` is None or per-state arrays (L, ..., H)."""
+    """Run `step` over time (one `fnad.lax.scan` per layer) and layers. `state0` is None or
+    per-state arrays (L, ..., H)."""
     x = xs
     finals = []
     for layer, p in enumerate(params):
-        steps = _time_major_steps(_input_part(p, x))
-        if state0 is None:
-            z = _zeros_state(p, steps[0])
-            s = z if n_state == 1 else (z, z)
-        elif n_state == 1:
-            s = state0[layer]
-        else:
-            s = (state0[0][layer], state0[1][layer])
-        outs = []
-        for xw in steps:
-            s = step(p, xw, s)
-            outs.append(s if n_state == 1 else s[0])
-        x = fnp.stack(outs, axis=-2)
+        xw = _input_part(p, x)
+
+        def body(s, xw_t, p=p):
+            s = step(p, xw_t, s)
+            return s, (s if n_state == 1 else s[0])
+
+        s, ys = lax.scan(body, _initial_state(p, xw, state0, layer, n_state),
+                         fnp.moveaxis(xw, -2, 0))
+        x = fnp.moveaxis(ys, 0, -2)
         finals.append(s)
     if n_state == 1:
         return x, fnp.stack(finals)
