@@ -59,6 +59,8 @@ def _key_atom(a):
         return (type(a).__name__,) + tuple(_key_atom(x) for x in a)
     if is_array_const(a):
         return ("c", id(a))
+    if type(a) is slice:  # unhashable before Python 3.12
+        return ("slice", _key_atom(a.start), _key_atom(a.stop), _key_atom(a.step))
     if isinstance(a, float) and a != a:  # nan: equal to itself as a parameter
         return ("nan",)
     return ("p", type(a).__name__, a)
