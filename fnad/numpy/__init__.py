@@ -277,3 +277,4 @@ def size(a, axis=None):
 
 
 from . import linalg as linalg  # noqa: E402
+from . import _batch_rules as _batch_rules  # noqa: E402,F401 (registers vmap rules)
