@@ -149,15 +149,12 @@ def stack_batch(prim, core=None):
             return batch_fallback(prim, args, dims, kwargs, batch_size(args, dims))
         n = batch_size(args, dims)
         cores = core or (2,) * len(args)
-        batched_rank = max(logical_ndim(a, d) - c for a, d, c in zip(args, dims, cores)
-                           if d is not None)
+        lead = max(logical_ndim(a, d) - c for a, d, c in zip(args, dims, cores)
+                   if d is not None or hasattr(a, "shape"))
         out = []
         for a, d, c in zip(args, dims, cores):
-            if d is not None:
-                out.append(_lift(_moveaxis(a, d, 0), batched_rank + c) if batched_rank else
-                           _moveaxis(a, d, 0))
-            elif hasattr(a, "shape") and _ndim(a) - c > 0:
-                out.append(to_front(a, None, n))
+            if d is not None or (hasattr(a, "shape") and _ndim(a) - c > 0):
+                out.append(_lift(to_front(a, d, n), lead + c))
             else:
                 out.append(a)
         res = prim.bind(*out, **kwargs)

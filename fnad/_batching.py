@@ -146,7 +146,7 @@ class BatchTrace(Trace):
         if rule is None:
             out, out_dims = batch_fallback(prim, vals, dims, kwargs, self.axis_size)
         else:
-            out, out_dims = rule(vals, dims, **kwargs)
+            out, out_dims = rule(vals, tuple(dims), **kwargs)
         if prim.multiple_results:
             outs = [self._box(o, d) for o, d in zip(out, out_dims)]
             return tuple(outs) if isinstance(out, tuple) else outs

@@ -117,7 +117,7 @@ def _lift_to(x, r):
     return fnp.reshape(x, s[:1] + (1,) * (r + 1 - len(s)) + s[1:])
 
 
-def _matmul_rule(prim):
+def matmul_batch(prim):
     def rule(args, dims, **kw):
         (a, b), (da, db) = args, dims
         ra, rb = logical_ndim(a, da), logical_ndim(b, db)
@@ -197,7 +197,7 @@ def _register():
     _P["diag_embed"].batch = _diag_embed_rule
     for n in ("tril", "triu"):
         _P[n].batch = _tri_rule(_P[n])
-    _P["matmul"].batch = _matmul_rule(_P["matmul"])
+    _P["matmul"].batch = matmul_batch(_P["matmul"])
     _P["einsum"].batch = _einsum_rule
 
 

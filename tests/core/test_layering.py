@@ -10,7 +10,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Every module directly in fnad/ is core or array layer; a new module must be put in one.
 CORE = ["_tracer", "_abstract", "_backend", "_shapes", "_tree", "tree", "_autodiff", "_transforms",
         "_jacobians", "extend", "test_util", "_devices", "_checkpoint", "_checkpoint_format",
-        "_checkpoint_load", "_batching"]
+        "_checkpoint_load", "_batching", "_batch_families"]
 ARRAY_LAYER = ["__init__", "_random", "random"]  # and the packages numpy, scipy, kernels
 ARRAY_PACKAGES = ("numpy", "scipy", "kernels")
 
