@@ -134,7 +134,10 @@ def matmul_batch(prim):
         r = max(ra, rb)
         a = _lift_to(a, r) if da is not None else a
         b = _lift_to(b, r) if db is not None else b
-        out = prim.bind(a, b, **kw)
+        if shape(a)[-1] == 1 and len(shape(a)) > 1 and len(shape(b)) > 1 and not kw:
+            out = fnp.multiply(a, b)  # outer products (per-example weight grads): NumPy's
+        else:                         # stacked matmul with k = 1 is far slower than this
+            out = prim.bind(a, b, **kw)
         if sq_b:
             out = fnp.squeeze(out, -1)
         if sq_a:
