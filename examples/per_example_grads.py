@@ -119,7 +119,7 @@ def main(argv=None):
             bar.set_postfix(clipped=f"{clipped:.2f}")
         acc = _mnist.accuracy(predict, params, xte, yte)
         history.append({"step": step, "test_accuracy": acc})
-        bar.write(f"step {step}: test accuracy {acc:.4f}") if hasattr(bar, "write") else None
+        getattr(bar, "write", print)(f"step {step}: test accuracy {acc:.4f}")
     bar.close()
     acc = history[-1]["test_accuracy"]
     dataset = _mnist.NAMES[args.dataset]

@@ -211,12 +211,14 @@ def test_vmap_sweep(case):
 
 
 def test_fallbacks_are_few():
-    """After the sweep above (or alone): the primitives batched by a loop, named."""
+    """Every primitive of the battery has a batching rule but `convolve_full` (n-d full
+    convolution), which runs the loop fallback."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BatchingFallbackWarning)
         for case in SUB:
             try:
                 _check_axes(case, "0")
-            except Exception:
+            except (Exception, pytest.xfail.Exception):
                 pass
-    assert len(FALLBACK_COUNTS) <= 8, sorted(FALLBACK_COUNTS)
+    ours = {n for n in FALLBACK_COUNTS if not n.startswith("test_") and n != "conv_s1_dw"}
+    assert ours <= {"convolve_full"}, sorted(ours)
