@@ -264,3 +264,14 @@ def test_sparse_xent_with_batched_labels():
     close(fnad.vmap(loss)(logits, labels), loop(loss, logits, labels), 1e-12)
     close(fnad.vmap(fnad.grad(loss))(logits, labels), loop(fnad.grad(loss), logits, labels),
           1e-12)
+
+
+def test_random_keys_batch():
+    keys = fnad.random.split(fnad.random.PRNGKey(0), 4)
+    x = R.standard_normal((4, 5))
+    out = fnad.vmap(lambda k, v: v * fnad.random.bernoulli(k, 0.5, (5,))
+                    + fnad.random.normal(k, (5,), np.float64))(keys, x)
+    want = [x[i] * fnad.random.bernoulli(keys[i], 0.5, (5,))
+            + fnad.random.normal(keys[i], (5,), np.float64) for i in range(4)]
+    np.testing.assert_array_equal(out, np.stack(want))
+    assert fnad.vmap(fnad.random.split)(keys).shape == (4, 2, 2)
