@@ -8,7 +8,7 @@ clipped gradients are summed, Gaussian noise of standard deviation sigma * C is 
 sum is divided by the batch size. It reports the test accuracy reached (no privacy
 accounting: the script prints sigma, C and the sampling rate for an accountant).
 
-    python examples/per_example_grads.py                 # 4 epochs of DP-SGD
+    python examples/per_example_grads.py                 # 2 epochs of DP-SGD
     python examples/per_example_grads.py --steps 20      # a smoke run of a few seconds
 """
 
@@ -71,7 +71,7 @@ def privatize(grads, clip, sigma, rng):
     (std sigma * clip) added, divided by the batch size."""
     leaves, tree = fnad.tree_flatten(grads)
     n = leaves[0].shape[0]
-    sq = sum(np.sum(g.reshape(n, -1).astype(np.float64) ** 2, axis=1) for g in leaves)
+    sq = sum(np.einsum("ij,ij->i", g.reshape(n, -1), g.reshape(n, -1)) for g in leaves)
     scale = np.minimum(1.0, clip / np.maximum(np.sqrt(sq), 1e-12))
     out = []
     for g in leaves:
@@ -84,7 +84,7 @@ def privatize(grads, clip, sigma, rng):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     p = parser("per_example_grads", __doc__)
-    _mnist.add_args(p, epochs=4, lr=1e-3, batch_size=128, dropout=0.0)
+    _mnist.add_args(p, epochs=2, lr=1e-3, batch_size=128, dropout=0.0)
     p.add_argument("--clip", type=float, default=1.0, help="per-example L2 clip norm C")
     p.add_argument("--sigma", type=float, default=1.0, help="noise multiplier sigma")
     p.add_argument("--check-batch", type=int, default=64,
