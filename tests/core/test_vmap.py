@@ -275,3 +275,11 @@ def test_random_keys_batch():
             + fnad.random.normal(keys[i], (5,), np.float64) for i in range(4)]
     np.testing.assert_array_equal(out, np.stack(want))
     assert fnad.vmap(fnad.random.split)(keys).shape == (4, 2, 2)
+
+
+def test_hessian_rebuilt_from_vmap_of_jvp_of_grad():
+    def g(x):
+        return fnp.sum(fnp.tanh(x @ W) ** 2) + fnp.prod(x)
+    x = X[0]
+    h = fnad.vmap(lambda t: fnad.jvp(fnad.grad(g), (x,), (t,))[1])(np.eye(4))
+    close(h, fnad.hessian(g)(x), 1e-10)
