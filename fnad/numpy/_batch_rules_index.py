@@ -16,7 +16,7 @@ from .._abstract import abstract_eval
 from .._backend import array_module
 from .._batch_families import batch_size, to_front
 from .._batching import _moveaxis, batch_fallback
-from .._tracer import PRIMITIVES, Tracer, getval
+from .._tracer import PRIMITIVES, Tracer
 from ._util import shape
 
 _P = {p.name: p for p in PRIMITIVES}
@@ -83,7 +83,7 @@ def _batched_index(x, dx, idx, didx, n):
             new[k] = fnp.reshape(a, s[:1] + (1,) * (r + 1 - len(s)) + s[1:])
     if dx is not None:
         x = _moveaxis(x, dx, x_pos)
-        xp = array_module(getval(x))
+        xp = x.aval.xp if isinstance(x, Tracer) else array_module(x)  # reads no value
         new.insert(adv[0], xp.arange(n).reshape((n,) + (1,) * r))
     return x, tuple(new), out_pos if adjacent else 0, x_pos
 

@@ -283,3 +283,31 @@ def test_hessian_rebuilt_from_vmap_of_jvp_of_grad():
     x = X[0]
     h = fnad.vmap(lambda t: fnad.jvp(fnad.grad(g), (x,), (t,))[1])(np.eye(4))
     close(h, fnad.hessian(g)(x), 1e-10)
+
+
+X4 = R.standard_normal((3, 4, 5, 6))
+IX = np.array([[0, 2], [1, 1], [3, 0]])
+LAB = np.array([1, 0, 3])
+INDEXING = [
+    ("slice+array", lambda a: a[1:, [0, 2]], (X4,), 0),
+    ("split advanced", lambda a: a[[0, 1], :, [0, 2]], (X4,), 0),
+    ("ellipsis", lambda a: a[..., 1], (X4,), 0),
+    ("newaxis", lambda a: a[None, 0, 1:3], (X4,), 0),
+    ("batched index", lambda a, i: a[i, 0], (X4, IX), 0),
+    ("batched index 2nd", lambda a, i: a[:, i], (X4, IX), 0),
+    ("batched split", lambda a, i: a[1, :, i], (X4, IX), 0),
+    ("take plain x", lambda a, i: fnp.take(a, i, axis=0), (X4[0], IX), (None, 0)),
+    ("take_along_axis", lambda a, lab: fnp.take_along_axis(
+        a, fnp.broadcast_to(lab, (4, 1, 6)), 1), (X4, LAB), 0),
+    ("at add", lambda a, i: fnp.at(a)[i].add(1.0), (X4, IX), 0),
+    ("at set", lambda a, i: fnp.at(a)[:, i].set(a[0, i]), (X4, IX), 0),
+    ("at add plain x", lambda a, i: fnp.at(a)[i].add(1.0), (X4[0], IX), (None, 0)),
+    ("grad of gather", fnad.grad(lambda a, lab: fnp.sum(fnp.tanh(a)[lab, :2])), (X4, LAB), 0),
+    ("grad, plain x", fnad.grad(lambda a, lab: fnp.sum(fnp.tanh(a)[lab, :2])), (X4[0], LAB),
+     (None, 0)),
+]
+
+
+@pytest.mark.parametrize("name,fun,args,in_axes", INDEXING, ids=[c[0] for c in INDEXING])
+def test_indexing_and_scatter(name, fun, args, in_axes):
+    close(fnad.vmap(fun, in_axes=in_axes)(*args), loop(fun, *args, in_axes=in_axes))
