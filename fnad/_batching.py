@@ -82,6 +82,13 @@ class BatchTracer(Tracer):
     def __index__(self):
         raise self._concrete("index")
 
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            f"vmap: a batched value (shape {self.shape} per example) was passed to plain NumPy, "
+            "which cannot see its batch axis; use fnad.numpy (import fnad.numpy as fnp) inside "
+            "functions you vmap, e.g. fnp.take(table, idx) rather than table[idx] for a plain "
+            "array indexed by a batched index.")
+
     def __len__(self):
         s = self.shape
         if not s:

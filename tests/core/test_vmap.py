@@ -119,6 +119,11 @@ def test_python_control_flow_on_batched_value():
         fnad.vmap(lambda x: x if fnp.sum(x) > 0 else -x)(X)
 
 
+def test_plain_numpy_on_batched_value():
+    with pytest.raises(TypeError, match="vmap: a batched value .* fnp.take"):
+        fnad.vmap(lambda i: W[i])(np.array([0, 1]))
+
+
 def test_escaped_tracer():
     kept = []
     fnad.vmap(lambda x: kept.append(x) or x)(X)
