@@ -24,6 +24,7 @@ from .numpy._methods import ArrayTracerMethods as _ArrayTracerMethods  # noqa: E
 # operators, and a failing implementation gets the backend's clearer device errors.
 _register_array_methods(_ArrayTracerMethods)
 _set_impl_error_hook(_diagnose_impl_error)
+from ._batching import vmap as vmap  # noqa: E402
 from ._jacobians import hessian as hessian  # noqa: E402
 from ._jacobians import jacfwd as jacfwd  # noqa: E402
 from ._jacobians import jacrev as jacrev  # noqa: E402

@@ -22,6 +22,8 @@ def zeros_like_value(x):
     """A plain zero array shaped like `x` (which may be traced)."""
     v = getval(x)
     xp = array_module(v)
+    if isinstance(x, Tracer):  # its own shape: a batched value's has no batch axis
+        return xp.zeros(x.shape, dtype=x.dtype)
     return xp.zeros(getattr(v, "shape", ()), dtype=getattr(v, "dtype", xp.float64))
 
 

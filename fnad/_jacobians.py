@@ -12,7 +12,7 @@ from ._backend import array_module
 from ._tracer import Tracer, getval
 from ._transforms import _argnums_tuple, jvp, vjp
 from ._tree import tree_flatten, tree_unflatten
-from ._transforms import _dyn_args, _layout, _require_complex
+from ._transforms import _dyn_args, _layout, _require_complex, _shape_dtype
 
 __all__ = ["jacrev", "jacfwd", "hessian"]
 
@@ -24,6 +24,13 @@ def _partial(fun, args, nums, kwargs):
             full[n] = d
         return fun(*full, **kwargs)
     return f
+
+
+def _size(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def _stack(parts, axis, shape, dtype):
@@ -40,12 +47,12 @@ def _basis(leaves, k_leaf, k):
     """Cotangents/tangents: zeros everywhere but a 1 at element k of leaf k_leaf."""
     out = []
     for i, x in enumerate(leaves):
-        v = getval(x)
-        xp = array_module(v)
-        z = xp.zeros(v.size, dtype=v.dtype)
+        xp = array_module(getval(x))
+        shape, dtype = _shape_dtype(x)  # a batched value's own shape (no batch axis)
+        z = xp.zeros(_size(shape), dtype=dtype)
         if i == k_leaf:
             z[k] = 1
-        out.append(z.reshape(v.shape))
+        out.append(z.reshape(shape))
     return out
 
 
@@ -89,12 +96,12 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
         per_out = []
         for j, o in enumerate(out_flat):
             rows = [tree_flatten(f_vjp(tree_unflatten(out_tree, _basis(out_flat, j, k))))[0]
-                    for k in range(getval(o).size)]
-            o_shape = tuple(getval(o).shape)
+                    for k in range(_size(_shape_dtype(o)[0]))]
+            o_shape = _shape_dtype(o)[0]
             cols = []
             for i, x in enumerate(in_flat):
-                cols.append(_stack([r[i] for r in rows], 0, o_shape + tuple(getval(x).shape),
-                                   getval(x).dtype))
+                cols.append(_stack([r[i] for r in rows], 0, o_shape + _shape_dtype(x)[0],
+                                   _shape_dtype(x)[1]))
             jac = tree_unflatten(in_tree, cols)
             per_out.append(_layout(jac, argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)
@@ -133,7 +140,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         out_flat = out_tree = None
         for i, x in enumerate(in_flat):
             cols = []
-            for k in range(getval(x).size):
+            for k in range(_size(_shape_dtype(x)[0])):
                 t = tree_unflatten(in_tree, _basis(in_flat, i, k))
                 out, t_out = jvp(f, primals, tuple(t))
                 out_flat, out_tree = tree_flatten(out)
@@ -146,11 +153,11 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             _require_complex("jacfwd", "outputs", out)
         per_out = []
         for j, o in enumerate(out_flat):
-            o_shape = tuple(getval(o).shape)
+            o_shape = _shape_dtype(o)[0]
             jac_leaves = []
             for i, x in enumerate(in_flat):
                 jac_leaves.append(_stack([c[j] for c in cols_per_in[i]], -1,
-                                         o_shape + tuple(getval(x).shape), getval(o).dtype))
+                                         o_shape + _shape_dtype(x)[0], _shape_dtype(o)[1]))
             jac = tree_unflatten(in_tree, jac_leaves)
             per_out.append(_layout(jac, argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)

@@ -14,12 +14,15 @@ computed here from those, not taken from the platform's math library, so the sam
 gives bit-identical numbers on CPU and GPU.
 """
 
+import functools
 import math
 import operator
 
 import numpy as np
 
 from ._backend import array_module
+from ._batching import BatchTracer
+from ._batching import stack as batch_stack
 from ._tracer import Tracer, getval
 
 __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
@@ -517,3 +520,31 @@ def _shuffle(k, x, axis):
         sort_keys = (_random_bits(sub, 32, x.shape).astype(xp.uint64) << xp.uint64(32)) | pos
         x = xp.take_along_axis(x, xp.argsort(sort_keys, axis=axis), axis=axis)
     return x
+
+
+# ----------------------------------------------------------------------------- vmap
+
+def _per_key(fn):
+    """`fn` made to take a batch of keys under fnad.vmap: it runs once per key (with the
+    matching slice of any other batched argument) and the draws are stacked, batched like
+    the keys. Keys are small; the draws are what they are either way."""
+    def batched(key, *args, **kwargs):
+        if not isinstance(key, BatchTracer):
+            return fn(key, *args, **kwargs)
+        trace, n = key._trace, key._value.shape[key._bdim]
+
+        def one(x, i):
+            if isinstance(x, BatchTracer) and x._trace is trace:
+                return x._value[(slice(None),) * x._bdim + (i,)]
+            return x
+        outs = [fn(one(key, i), *[one(a, i) for a in args],
+                   **{k: one(v, i) for k, v in kwargs.items()}) for i in range(n)]
+        return BatchTracer(batch_stack(outs), 0, trace)
+    functools.update_wrapper(batched, fn)
+    return batched
+
+
+for _name in ("split", "fold_in", "bits", "uniform", "normal", "truncated_normal", "bernoulli",
+              "gumbel", "categorical", "randint", "permutation"):
+    globals()[_name] = _per_key(globals()[_name])
+del _name

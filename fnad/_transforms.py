@@ -38,6 +38,8 @@ def _unbox_own(x, trace):
 
 
 def _shape_dtype(x):
+    if isinstance(x, Tracer):  # its own shape (a batched value's has no batch axis)
+        return tuple(x.shape), x.dtype
     v = getval(x)
     if not hasattr(v, "dtype"):  # a Python scalar
         v = np.asarray(v)
@@ -111,8 +113,7 @@ def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp"):
             if g is None:
                 g = zeros_like_value(x)
             else:
-                gv, xv = getval(g), getval(x)
-                if gv.dtype != xv.dtype or gv.shape != xv.shape:
+                if _shape_dtype(g) != _shape_dtype(x):
                     g = _fix_ct(g, x)
             res.append(g)
         return tuple(tree_unflatten(in_tree, res))
@@ -138,16 +139,16 @@ def _checked_ct(k, c, spec):
 
 
 def _fix_ct(g, x):
-    v = getval(x)
-    if getval(g).shape != v.shape:
-        g = g + zeros_like_value(v)  # a rule returned a broadcastable cotangent
-        if getval(g).shape != v.shape:
-            raise ValueError(f"internal: cotangent of shape {getval(g).shape} for an input of "
-                             f"shape {v.shape}")
-    if getval(g).dtype.kind == "c" and v.dtype.kind != "c":
+    x_shape, x_dtype = _shape_dtype(x)
+    if _shape_dtype(g)[0] != x_shape:
+        g = g + zeros_like_value(x)  # a rule returned a broadcastable cotangent
+        if _shape_dtype(g)[0] != x_shape:
+            raise ValueError(f"internal: cotangent of shape {_shape_dtype(g)[0]} for an input "
+                             f"of shape {x_shape}")
+    if _shape_dtype(g)[1].kind == "c" and x_dtype.kind != "c":
         g = g.real  # a real input's cotangent is the real part (JAX's convention)
-    if getval(g).dtype != v.dtype:
-        g = g.astype(v.dtype)
+    if _shape_dtype(g)[1] != x_dtype:
+        g = g.astype(x_dtype)
     return g
 
 

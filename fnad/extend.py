@@ -18,6 +18,12 @@ arguments come as they are) to the result's ShapedArray, e.g.
 `defabstract_eval(softsign, lambda x: x)`. Rules written with `fnad.numpy` are
 themselves differentiable, so higher derivatives work.
 
+Batching (fnad.vmap): `defbatch(fun, rule)` registers `rule(args, dims, **kwargs) ->
+(out, out_dim)`; family helpers build rules: `elementwise_batch(prim)`, `axis_batch(prim)`
+(reductions along `axis`), `stack_batch(prim)` (ops on stacks of matrices), `keep_batch(prim)`
+(elementwise in the first argument only), with `to_front`, `batch_size`, `logical_ndim` and
+`batch_fallback` (the loop over the batch) for writing your own.
+
 Also exported for code above the core (fnad_nn, fnad_optim, your own primitives):
 `array_module` (numpy or cupy, by the arrays given), `unbroadcast`, `shape`, `ndim`,
 `dtype_of`, `norm_axes`, and `PRIMITIVES` (every primitive created).
@@ -34,6 +40,14 @@ from ._abstract import reduction_rule as reduction_rule
 from ._abstract import same_rule as same_rule
 from ._abstract import standin_rule as standin_rule
 from ._backend import array_module as array_module
+from ._batch_families import axis_batch as axis_batch
+from ._batch_families import batch_size as batch_size
+from ._batch_families import elementwise_batch as elementwise_batch
+from ._batch_families import keep_batch as keep_batch
+from ._batch_families import logical_ndim as logical_ndim
+from ._batch_families import stack_batch as stack_batch
+from ._batch_families import to_front as to_front
+from ._batching import batch_fallback as batch_fallback
 from ._shapes import dtype_of as dtype_of
 from ._shapes import ndim as ndim
 from ._shapes import norm_axes as norm_axes
@@ -46,7 +60,8 @@ __all__ = ["Primitive", "Tracer", "primitive", "defvjp", "defjvp", "defjvp_linea
            "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes", "PRIMITIVES",
            "defabstract_eval", "ShapedArray", "aval_of", "abstract_eval", "AbstractEvalError",
            "data_dependent_rule", "dtype_rule", "elementwise_rule", "reduction_rule", "same_rule",
-           "standin_rule"]
+           "standin_rule", "defbatch", "elementwise_batch", "axis_batch", "stack_batch",
+           "keep_batch", "batch_size", "to_front", "logical_ndim", "batch_fallback"]
 
 
 def as_primitive(fun_or_prim):
@@ -112,6 +127,20 @@ def defvjp_all(fun, rule):
 def defvjp_multi(fun, rule, nargs=None):
     """`defvjp_all` under its older name (`nargs` is no longer needed)."""
     defvjp_all(fun, rule)
+
+
+def defbatch(fun, rule):
+    """Register the batching rule of `fun` for fnad.vmap.
+
+    `rule(args, dims, **kwargs)` receives the argument values (batched ones carry an extra
+    axis) and `dims`, each argument's batch axis (None where it is not batched); it returns
+    `(out, out_dim)` (a tuple of dims for a multiple-result primitive). Write it with
+    `fnad.numpy`, since the values may be tracers of other transforms.
+
+    Example:
+      defbatch(softsign, lambda args, dims: (softsign(args[0]), dims[0]))
+    """
+    as_primitive(fun).batch = rule
 
 
 def defabstract_eval(fun, rule):

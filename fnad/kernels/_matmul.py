@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._backend import cupy_or_none, is_cupy_array
+from ..numpy._batch_rules import matmul_batch
 from ..extend import as_primitive, defabstract_eval, defjvp, defvjp, primitive
 
 __all__ = ["matmul", "matmul_autotune"]
@@ -145,6 +146,7 @@ Example:
   ga = fnad.grad(lambda a: fnp.sum(fnad.kernels.matmul(a, b) ** 2))(a)
 """
 defabstract_eval(matmul, as_primitive(np.matmul).abstract_eval)  # same shapes and dtypes
+as_primitive(matmul).batch = matmul_batch(as_primitive(matmul))  # and batches as np.matmul
 
 
 def _t(x):

@@ -8,6 +8,7 @@ from .._abstract import (ShapedArray, data_dependent_rule, eval_on_standins, is_
                          reduction_rule, xp_of)
 from ..extend import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
 from .._backend import array_module
+from .._batching import index_dispatch, unbatched_value
 from .._tracer import Tracer, getval
 from ._scatter import is_basic as is_basic, is_unique as _is_unique, scatter_add
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
@@ -19,7 +20,7 @@ def normalize_index(idx):
         idx = (idx,)
     out = []
     for i in idx:
-        i = getval(i)
+        i = unbatched_value(i)  # a batched index (vmap) stays traced
         if isinstance(i, list):
             i = np.asarray(i)
             if i.dtype.kind == "f" or (i.size == 0 and i.dtype.kind != "b"):
@@ -63,11 +64,13 @@ def _index_mul(x, idx, v):
     return z
 
 
-getitem = wrap(_getitem, "getitem")
-gather_transpose = wrap(_gather_transpose, "gather_transpose")
-index_add = wrap(_index_add, "index_add")
-index_set = wrap(_index_set, "index_set")
-index_mul = wrap(_index_mul, "index_mul")
+getitem = wrap(index_dispatch(_getitem, 1), "getitem")
+gather_transpose = wrap(index_dispatch(_gather_transpose, 1), "gather_transpose")
+index_add = wrap(index_dispatch(_index_add, 1), "index_add")
+index_set = wrap(index_dispatch(_index_set, 1), "index_set")
+index_mul = wrap(index_dispatch(_index_mul, 1), "index_mul")
+for _f in (getitem, gather_transpose, index_add, index_set, index_mul):
+    as_primitive(_f).impl.primitive = as_primitive(_f)
 
 
 def _zeros_for(x, g):
@@ -210,7 +213,7 @@ def take(a, indices, axis=None, out=None, mode=None):
 
 def take_along_axis(arr, indices, axis):
     """Pick values from `arr` by matching 1-D slices of `indices` along `axis`."""
-    indices = getval(indices)
+    indices = unbatched_value(indices)
     if axis is None:
         return getitem(fnp.ravel(arr), (indices,))
     nd = len(shape(arr))

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .. import random as frandom
+from .._batching import unbatched_value
 from .._tracer import Tracer, getval
 from ..numpy._util import shape
 
@@ -36,8 +37,10 @@ def safe(x, ok, value):
 
 
 def val(x):
-    """The plain values of `x` (tracers unwrapped), as an array."""
-    return np.asarray(getval(x))
+    """The plain values of `x` (tracers unwrapped), as an array; a batched value (vmap)
+    stays batched (it has no one plain value), for comparisons and fnp.where."""
+    v = unbatched_value(x)
+    return v if isinstance(v, Tracer) else np.asarray(v)
 
 
 def standardize(x, loc, scale):
@@ -52,6 +55,8 @@ def bad_scale(scale):
 
 def nan_where(bad, out):
     """NaN where `bad` (invalid parameters), as SciPy."""
+    if isinstance(bad, Tracer):
+        return where(~bad, out, np.nan)
     if not np.any(bad):
         return out
     return where(~np.asarray(bad), out, np.nan)
