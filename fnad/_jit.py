@@ -14,7 +14,9 @@ import numpy as np
 
 from ._abstract import aval_of
 from ._graph_compile import compile_graph
+from ._graph_fusion import fuse_elementwise
 from ._graph_passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
+from ._graph_simplify import simplify
 from ._staging import trace_to_graph
 from ._tracer import Tracer
 from ._tree import tree_flatten, tree_unflatten
@@ -75,11 +77,14 @@ def _leaf_key(x, name, i):
     return (a.shape, a.dtype, a.weak_type, a.device)
 
 
-def optimize(graph):
-    """The default passes, in order: constant folding, CSE, dead code."""
+def optimize(graph, fusion=None):
+    """The default passes, in order: constant folding, algebraic simplification, CSE, dead
+    code, elementwise fusion (`fusion`: a backend name, default the fastest installed)."""
     graph = fold_constants(graph)
+    graph = simplify(graph)
     graph = eliminate_common_subexpressions(graph)
-    return eliminate_dead_code(graph)
+    graph = eliminate_dead_code(graph)
+    return fuse_elementwise(graph, fusion)
 
 
 class _Entry:
