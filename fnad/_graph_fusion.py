@@ -30,7 +30,11 @@ from ._graph import Eqn, Graph, Var
 from ._tracer import Primitive
 
 __all__ = ["fuse_elementwise", "fused_elementwise", "FusedKernel", "set_backend",
-           "get_backend", "available_backends", "Step"]
+           "get_backend", "available_backends", "Step", "MIN_SIZE"]
+
+# Clusters whose results have fewer elements stay unfused: a kernel saves little there and
+# costs a compile (numba: about a second, once per kernel source, then cached on disk).
+MIN_SIZE = 1024
 
 FUSABLE_DTYPES = frozenset(np.dtype(t) for t in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64"))
@@ -130,7 +134,8 @@ def _elementwise(e):
     if len(e.outvars) != 1 or e.prim.multiple_results:
         return None
     out = e.outvars[0].aval
-    if out.ndim == 0 or out.weak_type or out.xp is not np or out.dtype not in FUSABLE_DTYPES:
+    if out.ndim == 0 or out.size < MIN_SIZE or out.weak_type or out.xp is not np or \
+            out.dtype not in FUSABLE_DTYPES:
         return None
     args = e.args if e.prim.name != "astype" else e.args[:1]
     for a in args:
