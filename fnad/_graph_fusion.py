@@ -9,16 +9,19 @@ become the outputs of one `fused_elementwise` equation; the others never exist i
 
 The kernel is built by a backend (`set_backend`, env FNAD_FUSION):
   - "numba":   one compiled loop (fnad/_graph_kernels.py), every output in the same pass;
-               multi-threaded (prange) above `PARALLEL_MIN` elements; cached on disk.
+               arithmetic, comparisons, where and casts (transcendentals stay NumPy's SIMD
+               loops); multi-threaded (prange) from `PARALLEL_MIN` elements if set; cached
+               on disk.
   - "numexpr": one numexpr program per output, blocked and multi-threaded.
   - "numpy":   the pure-NumPy fallback: the equations in order, results written into
                dying temporaries (`out=`); bit-identical to the unfused program.
   - "off":     no fusion.
 Every value keeps NumPy's dtype: each operation is computed in the loop dtypes NumPy's own
 type resolution picks (`ufunc.resolve_dtypes`, Python scalars weakly typed), with explicit
-casts. +, -, *, /, sqrt, comparisons, where and casts give the same bits as NumPy;
-transcendental functions (exp, tanh, ...) come from the backend's math library and may
-differ from NumPy's in the last bits. CuPy graphs are left unfused.
+casts. +, -, *, /, sqrt, comparisons, where and casts give the same bits as NumPy (so
+numba kernels are bit-identical); numexpr's transcendental functions (exp, tanh, ...) come
+from its own math library and may differ from NumPy's in the last bits. CuPy graphs are
+left unfused.
 """
 
 import os

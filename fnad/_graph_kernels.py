@@ -8,7 +8,8 @@ code across processes. Inputs are passed flattened: "full" (the loop's shape), "
 trailing axes); any other broadcast is materialised first. Each operation casts its
 operands to NumPy's loop dtypes, so dtypes are NumPy's exactly; `error_model="numpy"`
 gives inf/nan where NumPy does instead of raising. A serial and a parallel (prange)
-variant are made from one source; the parallel one runs from `PARALLEL_MIN` elements.
+variant are made from one source (each compiled when first used); the parallel one runs
+from `PARALLEL_MIN` elements.
 
 numexpr: one precompiled `NumExpr` per output (inputs and Python scalars passed as
 variables of the exact dtype, so numexpr neither upcasts nor rewrites constants); later
@@ -25,14 +26,20 @@ import numpy as np
 
 __all__ = ["supports", "build", "PARALLEL_MIN", "cache_dir"]
 
-PARALLEL_MIN = 1 << 16
+# The parallel (prange) variant runs from this many elements: by default never (FNAD_PARALLEL_MIN
+# sets it). Measured on the 2-core CI machine under load, numba's OpenMP threads spin-wait
+# after each parallel loop and make the serial work that follows 20-100x slower; even with
+# a passive wait a 262k-element kernel took 300-400 us parallel against 60-90 us serial.
+PARALLEL_MIN = int(os.environ.get("FNAD_PARALLEL_MIN", 1 << 62))
 
+# numba computes float math one element at a time through libm: tanh/exp/log/sin... run
+# 20x slower there than NumPy's SIMD loops (float32 tanh: 60-80 ns against 3 ns an element,
+# measured), so those stay NumPy equations between kernels. What remains is exact IEEE
+# arithmetic: numba kernels give NumPy's bits.
 _FLOAT_OPS = frozenset((
-    "add", "subtract", "multiply", "divide", "negative", "positive", "power", "square",
-    "sqrt", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
-    "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh",
-    "arctanh", "absolute", "fabs", "maximum", "minimum", "fmax", "fmin", "reciprocal",
-    "logaddexp", "hypot", "floor", "ceil", "trunc", "sign", "copysign"))
+    "add", "subtract", "multiply", "divide", "negative", "positive", "square", "sqrt",
+    "absolute", "fabs", "maximum", "minimum", "fmax", "fmin", "reciprocal", "floor", "ceil",
+    "trunc", "sign", "copysign"))
 _COMPARE = frozenset(("greater", "greater_equal", "less", "less_equal", "equal", "not_equal"))
 _INT_OPS = frozenset(("add", "subtract", "multiply", "negative", "maximum", "minimum",
                       "absolute"))

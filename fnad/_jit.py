@@ -159,6 +159,7 @@ def jit(fun, static_argnums=(), *, optimize=True):
         return entry.optimized
 
     jitted.graph = graph_of
+    jitted._entry = lambda *args, **kwargs: lookup(args, kwargs)[0]
     jitted.cache_size = lambda: len(cache)
     jitted.clear_cache = cache.clear
     return jitted
