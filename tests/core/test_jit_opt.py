@@ -282,3 +282,40 @@ def test_cupy_graphs_are_left_unfused():
     gf.set_backend(BACKENDS[0])
     g = fnad.jit(lambda x: fnp.tanh(x * 2.0) + 1.0).graph(cupy.ones((64, 64)))
     assert _fused(g) == 0
+
+
+# --------------------------------------------------------------------------- dispatch
+def test_fast_dispatch_keeps_structures_and_retraces_on_new_signatures():
+    from collections import namedtuple
+    from dataclasses import dataclass
+    State = namedtuple("State", "m count")
+
+    @fnad.tree.register_dataclass
+    @dataclass
+    class Box:
+        v: object
+
+    traces = []
+
+    def f(p, s, scale, box):
+        traces.append(1)
+        return {"w": p["w"] * scale, "b": [p["b"] + 1.0, None]}, State(s.m * 2.0, s.count + 1), \
+            box.v + 1.0
+
+    jf = fnad.jit(f)
+    p = {"w": np.ones((2, 3)), "b": np.zeros(3)}
+    s = State(np.ones(3, np.float32), 0)
+    for _ in range(3):
+        out = jf(p, s, 2.0, Box(np.ones(2)))
+        want = f(p, s, 2.0, Box(np.ones(2)))
+        assert fnad.tree.tree_structure(out) == fnad.tree.tree_structure(want)
+        _assert_same(fnad.tree.tree_leaves(out), fnad.tree.tree_leaves(want))
+        assert isinstance(out[1], State) and out[0]["b"][1] is None
+    assert jf.cache_size() == 1 and len(traces) == 4  # one trace, three eager reference calls
+    jf(p, s, 2, Box(np.ones(2)))  # an int scale: another signature
+    jf({"w": np.ones((4, 3)), "b": np.zeros(3)}, s, 2.0, Box(np.ones(2)))  # a new shape
+    jf(p, State(np.ones(3, np.float64), 0), 2.0, Box(np.ones(2)))  # a new dtype
+    assert jf.cache_size() == 4
+    jf.clear_cache()
+    jf(p, s, 2.0, Box(np.ones(2)))
+    assert jf.cache_size() == 1
