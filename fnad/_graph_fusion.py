@@ -176,6 +176,7 @@ class FusedKernel:
         self.name = f"fused_{backend}[{','.join(_short(s.op) for s in steps)}]"
         self.__name__ = self.name
         self.run = None
+        self.takes_out = backend == "numba"  # run(*xs, out=(buffer or None, ...))
 
     def build(self, graph_in, graph_out):
         if self.backend == "numpy":
@@ -188,8 +189,8 @@ class FusedKernel:
             self.run = build(self)
         return self
 
-    def __call__(self, *xs):
-        return self.run(*xs)
+    def __call__(self, *xs, out=None):
+        return self.run(*xs) if out is None else self.run(*xs, out=out)
 
     def __repr__(self):
         return self.name
@@ -206,8 +207,8 @@ def _short(op):
     return _SHORT.get(op, op)
 
 
-def _fused_impl(*xs, kernel):
-    return kernel(*xs)
+def _fused_impl(*xs, kernel, out=None):
+    return kernel(*xs, out=out)
 
 
 def _fused_aval(*avals, kernel):

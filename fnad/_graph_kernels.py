@@ -249,15 +249,18 @@ def _build_numba(kernel):
     fn = mod.parallel if n >= PARALLEL_MIN else mod.serial
     shape = kernel.shape
     ins = [f"x{k}" for k in range(len(kinds))]
-    lines = [f"def run({', '.join(ins)}):"]
+    lines = [f"def run({', '.join(ins)}, out=None):"]
     flat = []
     for k, kind in enumerate(kinds):
         if kind == "general":
             lines.append(f"    x{k} = np.ascontiguousarray(np.broadcast_to(x{k}, shape))")
         flat.append(f"x{k}.reshape(-1)")
     outs = [f"o{k}" for k in range(len(kernel.outs))]
-    for o, a in zip(outs, kernel.out_avals):
-        lines.append(f"    {o} = np.empty({n}, np.{_dtype_name(a.dtype)})")
+    for k, (o, a) in enumerate(zip(outs, kernel.out_avals)):
+        # out=: a dying argument's buffer (fnad/_graph_memory.py), when it is C-contiguous
+        lines.append(f"    b = None if out is None else out[{k}]")
+        lines.append(f"    {o} = b.reshape(-1) if b is not None and b.flags.c_contiguous "
+                     f"else np.empty({n}, np.{_dtype_name(a.dtype)})")
     lines.append(f"    fn({R}, {C if two_d else n}, {', '.join(flat + outs)})")
     lines.append(f"    return ({', '.join(f'{o}.reshape(shape)' for o in outs)},)")
     ns = {"np": np, "fn": fn, "shape": shape}
