@@ -116,6 +116,18 @@ def cache_dir():
     return os.path.join(d, "kernels")
 
 
+# NumPy's choices on signed zeros and NaN (as its loops on this machine give them, checked by
+# tests/core/test_jit_opt.py), where numba's own versions pick the other zero
+_NB_TEMPLATES = {
+    "maximum": "{0} if ({0} > {1} or {0} != {0}) else {1}",
+    "minimum": "{0} if ({0} < {1} or {0} != {0}) else {1}",
+    "fmax": "{0} if ({0} > {1} or {1} != {1}) else {1}",
+    "fmin": "{0} if ({0} < {1} or {1} != {1}) else {1}",
+    "sign": "(np.{t}(1) if {0} > 0 else (np.{t}(-1) if {0} < 0 else "
+            "({0} if {0} != {0} else np.{t}(0))))",
+}
+
+
 def _dtype_name(t):
     return np.dtype(t).name if np.dtype(t) != np.dtype(bool) else "bool_"
 
@@ -192,6 +204,8 @@ def _numba_source(kernel, kinds, two_d):
             expr = f"{args[1]} if {args[0]} else {args[2]}"
         elif s.op == "astype":
             expr = f"np.{_dtype_name(s.out)}({args[0]})"
+        elif s.op in _NB_TEMPLATES:
+            expr = _NB_TEMPLATES[s.op].format(*args, t=_dtype_name(s.out))
         else:
             expr = f"np.{s.op}({', '.join(args)})"
         body.append(f"{ind}t{j} = {expr}")

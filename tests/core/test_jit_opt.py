@@ -52,6 +52,9 @@ def _assert_same(out, want, exact=True):
         assert o.dtype == w.dtype and o.shape == w.shape, (o.dtype, w.dtype, o.shape, w.shape)
         if exact:
             assert np.array_equal(o, w, equal_nan=o.dtype.kind == "f"), np.abs(o - w).max()
+            if o.dtype.kind == "f":  # and the sign of every zero
+                keep = ~np.isnan(w)
+                assert np.array_equal(np.signbit(o[keep]), np.signbit(w[keep]))
         else:
             np.testing.assert_allclose(o, w, rtol=TOL[o.dtype], atol=TOL[o.dtype])
 
@@ -322,3 +325,24 @@ def test_fast_dispatch_keeps_structures_and_retraces_on_new_signatures():
     jf.clear_cache()
     jf(p, s, 2.0, Box(np.ones(2)))
     assert jf.cache_size() == 1
+
+
+@pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not installed")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numba_float_ops_match_numpy_on_special_values(dtype):
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5, 1e-30, 3e30])
+    x = np.repeat(specials, len(specials)).astype(dtype)
+    y = np.tile(specials, len(specials)).astype(dtype)
+    unary = [fnp.negative, fnp.positive, fnp.square, fnp.sqrt, fnp.absolute, fnp.fabs,
+             fnp.reciprocal, fnp.floor, fnp.ceil, fnp.trunc, fnp.sign]
+    binary = [fnp.add, fnp.subtract, fnp.multiply, fnp.divide, fnp.maximum, fnp.minimum,
+              fnp.fmax, fnp.fmin, fnp.copysign, fnp.greater, fnp.less_equal, fnp.equal,
+              fnp.not_equal]
+
+    def f(x, y):
+        t = x * 1.5  # every op reads t: one cluster
+        return [u(t) for u in unary] + [b(t, y) for b in binary] + [fnp.where(t > y, t, y)]
+    with np.errstate(all="ignore"):
+        out, want, g = _both(f, x, y, backend="numba")
+    assert _fused(g) == 1, str(g)
+    _assert_same(out, want)
