@@ -6,11 +6,13 @@ Two workloads, each timed in this one process (medians of alternating blocks):
   2. gpt: the elementwise work of a GPT block at batch 32, context 64, d 128, 4 heads,
      float32: layer norm of (2048, 128), tanh-GELU of (2048, 512), softmax of the attention
      scores (128, 64, 64).
+  3. adam: the Adam update alone of one 784x256 float32 parameter (gradient given).
 for fnad eager, fnad jit with numba / numexpr / NumPy-fallback fusion, fnad jit without
 fusion (the other passes only), PyTorch eager and hand-written NumPy. The first call of
 each jit (trace + optimise + kernel build, with an empty numba cache) is reported
 separately, with the memory plan's peak of the optimised program and the dispatch cost of
-a jitted call (tiny step, jitted call vs the compiled program called directly).
+a jitted call (tiny step, jitted call vs the compiled program called directly, fastest
+of many calls).
 
 Run: python benchmarks/jit_fusion.py [--repeats N] [--threads N]
 """
@@ -233,6 +235,46 @@ def main():
     for k in jitted:
         print(f"    {k:18s} {secs[k]:7.2f} s   peak {peaks[k] / 2**20:6.2f} MiB")
 
+    # ---- Adam update alone
+    p = {"w": params[0]["w"]}
+    g = {"w": rng.standard_normal((784, 256)).astype(np.float32)}
+    s = OPT.init(p)
+
+    def adam(g, s, p):
+        u, s = OPT.update(g, s, p)
+        return optim.apply_updates(p, u), s
+    jitted = jits(adam)
+    secs, peaks = first_calls(jitted, (g, s, p))
+    for j in jitted.values():
+        check_same(j(g, s, p), adam(g, s, p), 1e-6)
+    fns = {"fnad eager": lambda: adam(g, s, p)}
+    fns.update({k: (lambda j=j: j(g, s, p)) for k, j in jitted.items()})
+    hm = NumpyMLP([p])
+    hp, hmm, hv = hm.p[0]["w"], hm.m[0]["w"], hm.v[0]["w"]
+
+    def hand_adam():
+        hm.t += 1
+        c1, c2 = 1 - B1 ** hm.t, 1 - B2 ** hm.t
+        gk = g["w"].copy()
+        hmm[...] *= B1
+        hmm[...] += (1 - B1) * gk
+        hv[...] *= B2
+        gk *= gk
+        gk *= 1 - B2
+        hv[...] += gk
+        den = np.sqrt(hv / np.float32(c2))
+        den += np.float32(EPS)
+        upd = hmm / den
+        upd *= np.float32(LR / c1)
+        hp[...] -= upd
+    fns["hand numpy"] = hand_adam
+    if torch is not None:
+        tw = torch.tensor(p["w"], requires_grad=True)
+        tw.grad = torch.tensor(g["w"])
+        topt = torch.optim.Adam([tw], lr=LR, betas=(B1, B2), eps=EPS)
+        fns["torch eager"] = topt.step
+    table("Adam update of one 784x256 float32 parameter", median_times(fns, args.repeats))
+
     # ---- dispatch
     tiny = init_mlp(rng, (8, 8, 4))
     tstate = OPT.init(tiny)
@@ -242,12 +284,19 @@ def main():
     j(tiny, tstate, tx, ty)
     run = j._entry(tiny, tstate, tx, ty).run
     flat = fnad.tree.tree_leaves((tiny, tstate, tx, ty))
-    med = median_times({"jitted call": lambda: j(tiny, tstate, tx, ty),
-                        "compiled program": lambda: run(*flat)}, args.repeats * 20)
-    print(f"\ndispatch, tiny MLP step ({len(flat)} leaves): jitted call "
-          f"{med['jitted call'] * 1e6:.1f} us, compiled program alone "
-          f"{med['compiled program'] * 1e6:.1f} us, overhead "
-          f"{(med['jitted call'] - med['compiled program']) * 1e6:.1f} us")
+    # the fixed cost is what matters here: the fastest of many alternating calls
+    best = {"jitted call": float("inf"), "compiled program": float("inf")}
+    calls = {"jitted call": lambda: j(tiny, tstate, tx, ty),
+             "compiled program": lambda: run(*flat)}
+    for _ in range(args.repeats * 20):
+        for k, fn in calls.items():
+            t0 = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - t0)
+    print(f"\ndispatch, tiny MLP step ({len(flat)} leaves), fastest of "
+          f"{args.repeats * 20} calls: jitted call {best['jitted call'] * 1e6:.1f} us, "
+          f"compiled program alone {best['compiled program'] * 1e6:.1f} us, overhead "
+          f"{(best['jitted call'] - best['compiled program']) * 1e6:.1f} us")
 
 
 if __name__ == "__main__":
