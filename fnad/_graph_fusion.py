@@ -179,14 +179,26 @@ class FusedKernel:
         self.takes_out = backend == "numba"  # run(*xs, out=(buffer or None, ...))
 
     def build(self, graph_in, graph_out):
-        if self.backend == "numpy":
-            from ._graph_compile import compile_graph  # noqa: PLC0415 - compile uses memory
+        """Make `run`; on numba/numexpr, a kernel the library fails to build or compile
+        falls back to the NumPy program of the same equations (reason in `fallback`)."""
+        from ._graph_compile import compile_graph  # noqa: PLC0415 - compile uses memory
+        self.fallback = None
+
+        def numpy_run():
             sub = Graph(graph_in, [s.eqn for s in self.steps], graph_out, None, None,
                         name=self.name)
-            self.run = _tuple_of(compile_graph(sub))
-        else:
-            from ._graph_kernels import build  # noqa: PLC0415 - imports numba or numexpr
-            self.run = build(self)
+            run = compile_graph(sub)
+            return lambda *xs, out=None: tuple(run(*xs))
+
+        if self.backend == "numpy":
+            self.run = numpy_run()
+            return self
+        from ._graph_kernels import build  # noqa: PLC0415 - imports numba or numexpr
+        try:
+            self.run = build(self, numpy_run)
+        except Exception as e:  # noqa: BLE001 - any library failure: keep NumPy's program
+            self.fallback = f"{type(e).__name__}: {e}"
+            self.run = numpy_run()
         return self
 
     def __call__(self, *xs, out=None):
@@ -194,10 +206,6 @@ class FusedKernel:
 
     def __repr__(self):
         return self.name
-
-
-def _tuple_of(run):
-    return lambda *xs: tuple(run(*xs))
 
 
 _SHORT = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "negative": "neg"}
@@ -279,8 +287,9 @@ def _make_kernel(graph, idx, types, used_outside, backend):
                 for a in inputs]
     kernel = FusedKernel(steps, in_avals, outs, shape, backend)
     graph_in = [a if type(a) is Var else Var(av) for a, av in zip(inputs, in_avals)]
-    if backend == "numpy":  # the sub-program reads constants through the new input Vars
-        remap = {id(a): v for a, v in zip(inputs, graph_in) if type(a) is not Var}
+    # the NumPy program of the steps (backend or fallback) reads constants through Vars
+    remap = {id(a): v for a, v in zip(inputs, graph_in) if type(a) is not Var}
+    if remap:
         for s in steps:
             s.eqn = Eqn(s.eqn.prim, tuple(remap.get(id(a), a) if type(a) is not Var else a
                                           for a in s.eqn.args), s.eqn.kwargs, s.eqn.outvars)

@@ -104,9 +104,27 @@ def _numexpr_supports(op, dtypes, loop, out):
     return op in _NE_INFIX or op in _NE_FUNC or op == "negative"
 
 
-def build(kernel):
-    """The callable `run(*inputs) -> tuple of outputs` for `kernel` on its backend."""
-    return _build_numba(kernel) if kernel.backend == "numba" else _build_numexpr(kernel)
+def build(kernel, numpy_run):
+    """The callable `run(*inputs, out=None) -> tuple of outputs` for `kernel` on its
+    backend; `numpy_run()` makes the NumPy program used if numba fails to compile."""
+    if kernel.backend != "numba":
+        run = _build_numexpr(kernel)
+        return lambda *xs, out=None: run(*xs)
+    from numba.core.errors import NumbaError  # noqa: PLC0415 - optional dependency
+    fast = _build_numba(kernel)
+    state = {"run": None}
+
+    def first(*xs, out=None):  # compiles on the first call; afterwards, one of the two
+        try:
+            res = fast(*xs, out=out)
+            state["run"] = fast
+        except NumbaError as e:
+            kernel.fallback = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+            state["run"] = numpy_run()
+            res = state["run"](*xs, out=out)
+        kernel.run = state["run"]
+        return res
+    return first
 
 
 # --------------------------------------------------------------------------- numba
@@ -229,6 +247,14 @@ serial = njit(parallel=False, cache=True, error_model="numpy", nogil=True)(kerne
 """
 
 _loaded = {}
+_temp = []
+
+
+def _temp_dir():
+    if not _temp:
+        import tempfile  # noqa: PLC0415
+        _temp.append(tempfile.mkdtemp(prefix="fnad_kernels_"))
+    return _temp[0]
 
 
 def _load(source):
@@ -239,7 +265,10 @@ def _load(source):
     if mod is not None:
         return mod
     d = cache_dir()
-    os.makedirs(d, exist_ok=True)
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError:  # no writable cache: this process's kernels only
+        d = _temp_dir()
     path = os.path.join(d, f"fnad_kernel_{digest}.py")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"

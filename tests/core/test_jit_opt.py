@@ -346,3 +346,17 @@ def test_numba_float_ops_match_numpy_on_special_values(dtype):
         out, want, g = _both(f, x, y, backend="numba")
     assert _fused(g) == 1, str(g)
     _assert_same(out, want)
+
+
+@pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not installed")
+def test_a_kernel_numba_cannot_compile_falls_back_to_numpy(monkeypatch):
+    real = gk._numba_source
+
+    def broken(kernel, kinds, two_d):
+        head, rest = real(kernel, kinds, two_d).split("\n", 1)
+        return f"{head}\n    o0[0] = 'not a number'\n{rest}"
+    monkeypatch.setattr(gk, "_numba_source", broken)
+    out, want, g = _both(_chain, *_data(np.float32), backend="numba")
+    _assert_same(out, want)
+    kernels = [e.kwargs["kernel"] for e in g.eqns if e.prim.name == "fused_elementwise"]
+    assert kernels and all("TypingError" in k.fallback for k in kernels)
