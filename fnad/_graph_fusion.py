@@ -220,7 +220,7 @@ def _fused_impl(*xs, kernel, out=None):
 
 
 def _fused_aval(*avals, kernel):
-    return [a for a in kernel.out_avals]
+    return list(kernel.out_avals)
 
 
 fused_elementwise = Primitive("fused_elementwise", _fused_impl, multiple_results=True)
