@@ -80,7 +80,10 @@ def source_of(graph, inplace=True):
         fn = w.const(e.prim.impl, "f")
         args = [w.atom(a, var_name) for a in e.args] + w.kwargs(e.kwargs)
         target = outs_inplace.get(j)
-        if target is not None:
+        if type(target) is tuple:  # a fused kernel: one buffer or None per output
+            inner = ", ".join("None" if t is None else var_name(t) for t in target)
+            args.append(f"out=({inner},)")
+        elif target is not None:
             args.append(f"out={var_name(target)}")
         outs = ", ".join(var_name(v) for v in e.outvars)
         if e.prim.multiple_results:

@@ -89,13 +89,40 @@ def _last_of_root(graph, roots):
     return last
 
 
+def _dying_own(a, j, out, own, roots, last_of_root, taken):
+    return (type(a) is Var and a not in taken and a in own and roots[a] == {a}
+            and last_of_root.get(a, -1) == j and a.aval.shape == out.shape
+            and a.aval.dtype == out.dtype)
+
+
+def _fused_choice(e, j, own, roots, last_of_root, taken):
+    """For a fused kernel that takes `out=`: one dying argument buffer (or None) an output."""
+    kernel = e.kwargs.get("kernel")
+    if not getattr(kernel, "takes_out", False):
+        return None
+    picks = []
+    for v in e.outvars:
+        pick = next((a for a in e.args if _dying_own(a, j, v.aval, own, roots, last_of_root,
+                                                     taken)), None)
+        if pick is not None:
+            taken.add(pick)
+        picks.append(pick)
+    return tuple(picks) if any(p is not None for p in picks) else None
+
+
 def inplace_choices(graph):
-    """{equation index: the argument Var whose buffer receives the result (`out=`)}."""
+    """{equation index: the argument Var whose buffer receives the result (`out=`); for a
+    fused kernel, a tuple with one such Var or None per output}."""
     roots, own = _buffer_sets(graph)
     last_of_root = _last_of_root(graph, roots)
     choices = {}
     taken = set()
     for j, e in enumerate(graph.eqns):
+        if e.prim.name == "fused_elementwise":
+            pick = _fused_choice(e, j, own, roots, last_of_root, taken)
+            if pick is not None:
+                choices[j] = pick
+            continue
         impl = e.prim.impl
         if not (isinstance(impl, np.ufunc) and impl.nout == 1 and impl.signature is None):
             continue
@@ -105,10 +132,7 @@ def inplace_choices(graph):
         if out.ndim == 0:
             continue
         for a in e.args:
-            if type(a) is not Var or a in taken:
-                continue
-            if (a in own and roots[a] == {a} and last_of_root.get(a, -1) == j
-                    and a.aval.shape == out.shape and a.aval.dtype == out.dtype):
+            if _dying_own(a, j, out, own, roots, last_of_root, taken):
                 choices[j] = a
                 taken.add(a)
                 break
@@ -129,8 +153,10 @@ class MemoryPlan:
         g = self.graph
         where = (f"after equation {self.peak_at} ({g.eqns[self.peak_at].prim.name})"
                  if self.peak_at >= 0 else "")
+        n = sum(sum(p is not None for p in c) if type(c) is tuple else 1
+                for c in self.inplace.values())
         return (f"memory plan of {g.name}: {len(g.eqns)} equations, peak {_mb(self.peak)} "
-                f"of intermediates {where}; {len(self.inplace)} results written in place; "
+                f"of intermediates {where}; {n} results written in place; "
                 f"inputs {_mb(sum(_nbytes(v) for v in g.invars))}")
 
     __repr__ = __str__
@@ -158,11 +184,12 @@ def memory_plan(graph, inplace=True):
     out = []
     for j, e in enumerate(graph.eqns):
         handed = choices.get(j)
-        for v in e.outvars:
-            if v in own and handed is None:
+        handed = handed if type(handed) is tuple else (handed,) * len(e.outvars)
+        for v, h in zip(e.outvars, handed):
+            if v in own and h is None:
                 live += _nbytes(v)
         for r in dying.get(j, ()):
-            if r is not handed:
+            if r not in handed:
                 live -= _nbytes(r)
         out.append(live)
     return MemoryPlan(graph, out, choices)

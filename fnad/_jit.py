@@ -14,10 +14,12 @@ import numpy as np
 
 from ._abstract import aval_of
 from ._graph_compile import compile_graph
+from ._graph_fusion import fuse_elementwise
 from ._graph_passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
+from ._graph_simplify import simplify
 from ._staging import trace_to_graph
 from ._tracer import Tracer
-from ._tree import tree_flatten, tree_unflatten
+from ._tree import _registry, tree_flatten, tree_unflatten
 
 __all__ = ["jit", "split_static", "optimize"]
 
@@ -75,22 +77,98 @@ def _leaf_key(x, name, i):
     return (a.shape, a.dtype, a.weak_type, a.device)
 
 
-def optimize(graph):
-    """The default passes, in order: constant folding, CSE, dead code."""
+def _fast_key(x, leaves, depth=0):
+    """The cache key of a call's dynamic arguments (structure and each leaf's shape and
+    dtype) built in one walk with the leaves, for plain arrays, Python scalars, tuples,
+    lists, dicts with sortable keys, namedtuples and None; None for anything else (a
+    tracer, another array type, a registered node): the full lookup handles those."""
+    t = type(x)
+    if t is np.ndarray:
+        leaves.append(x)
+        return (x.shape, x.dtype)
+    if t is float or t is int or t is bool:
+        leaves.append(x)
+        return t
+    if depth > 50:
+        return None
+    if t is dict:
+        try:
+            keys = sorted(x)
+        except TypeError:
+            return None
+        out = [dict, tuple(keys)]
+        for k in keys:
+            c = _fast_key(x[k], leaves, depth + 1)
+            if c is None:
+                return None
+            out.append(c)
+        return tuple(out)
+    if t is tuple or t is list or (isinstance(x, tuple) and hasattr(t, "_fields")
+                                   and t not in _registry):
+        out = [t]
+        for v in x:
+            c = _fast_key(v, leaves, depth + 1)
+            if c is None:
+                return None
+            out.append(c)
+        return tuple(out)
+    if x is None:
+        return ()
+    return None
+
+
+def _builder(treedef):
+    """A function `leaves -> pytree of structure treedef`, made once per output structure."""
+    ns = {"tree_unflatten": tree_unflatten, "treedef": treedef}
+    count = [0]
+
+    def expr(td):
+        t = td.node_type
+        if t is None:
+            count[0] += 1
+            return f"o[{count[0] - 1}]"
+        kids = [expr(c) for c in td.children]
+        if t is tuple:
+            return f"({', '.join(kids)}{',' if len(kids) == 1 else ''})"
+        if t is list:
+            return f"[{', '.join(kids)}]"
+        if t is dict and all(type(k) is str for k in td.aux):
+            return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(td.aux, kids)) + "}"
+        if t is type(None):
+            return "None"
+        if isinstance(t, type) and issubclass(t, tuple) and hasattr(t, "_fields"):
+            name = f"T{len(ns)}"
+            ns[name] = t
+            return f"{name}({', '.join(kids)})"
+        raise LookupError
+    try:
+        body = expr(treedef)
+    except (LookupError, RecursionError):
+        return lambda o: tree_unflatten(treedef, o)
+    exec(f"def build(o):\n    return {body}\n", ns)  # noqa: S102 - our own source
+    return ns["build"]
+
+
+def optimize(graph, fusion=None):
+    """The default passes, in order: constant folding, algebraic simplification, CSE, dead
+    code, elementwise fusion (`fusion`: a backend name, default the fastest installed)."""
     graph = fold_constants(graph)
+    graph = simplify(graph)
     graph = eliminate_common_subexpressions(graph)
-    return eliminate_dead_code(graph)
+    graph = eliminate_dead_code(graph)
+    return fuse_elementwise(graph, fusion)
 
 
 class _Entry:
     """One traced signature: the graph, the optimised graph and its compiled program."""
 
-    __slots__ = ("graph", "optimized", "run")
+    __slots__ = ("graph", "optimized", "run", "build")
 
     def __init__(self, graph, opt):
         self.graph = graph
         self.optimized = optimize(graph) if opt else graph
         self.run = None if graph.captured else compile_graph(self.optimized)
+        self.build = _builder(graph.out_tree)
 
 
 def jit(fun, static_argnums=(), *, optimize=True):
@@ -115,6 +193,8 @@ def jit(fun, static_argnums=(), *, optimize=True):
     """
     name = getattr(fun, "__name__", "function")
     cache = {}
+    fast = {}  # _fast_key of the arguments -> entry, for calls on plain arrays
+    plain = not static_argnums and static_argnums != 0
 
     def lookup(args, kwargs):
         dyn, static, rebuild = split_static(args, static_argnums, f"jit({name})")
@@ -139,7 +219,16 @@ def jit(fun, static_argnums=(), *, optimize=True):
 
     @functools.wraps(fun)
     def jitted(*args, **kwargs):
+        if plain and not kwargs:
+            flat = []
+            key = _fast_key(args, flat)
+            entry = fast.get(key) if key is not None else None
+            if entry is not None:
+                return entry.build(entry.run(*flat))
         entry, flat, traced = lookup(args, kwargs)
+        if plain and not kwargs and key is not None and not traced and entry.run is not None \
+                and len(fast) < 64:
+            fast[key] = entry
         graph = entry.graph
         if traced or entry.run is None:
             outs = graph.run_flat(flat)
@@ -154,6 +243,11 @@ def jit(fun, static_argnums=(), *, optimize=True):
         return entry.optimized
 
     jitted.graph = graph_of
+    jitted._entry = lambda *args, **kwargs: lookup(args, kwargs)[0]
     jitted.cache_size = lambda: len(cache)
-    jitted.clear_cache = cache.clear
+    def clear_cache():
+        cache.clear()
+        fast.clear()
+
+    jitted.clear_cache = clear_cache
     return jitted

@@ -1,0 +1,381 @@
+"""Kernels for fused elementwise clusters (fnad/_graph_fusion.py): numba and numexpr.
+
+numba: one loop computing every output of the cluster in the same pass. The kernel's
+source is written to a file in the kernel cache directory (FNAD_CACHE_DIR, default
+~/.cache/fnad/kernels) and imported from there, so numba's `cache=True` keeps the machine
+code across processes. Inputs are passed flattened: "full" (the loop's shape), "scalar"
+(one element, read once), "row" (broadcast over leading axes) or "col" (broadcast over
+trailing axes); any other broadcast is materialised first. Each operation casts its
+operands to NumPy's loop dtypes, so dtypes are NumPy's exactly; `error_model="numpy"`
+gives inf/nan where NumPy does instead of raising. A serial and a parallel (prange)
+variant are made from one source (each compiled when first used); the parallel one runs
+from `PARALLEL_MIN` elements.
+
+numexpr: one precompiled `NumExpr` per output (inputs and Python scalars passed as
+variables of the exact dtype, so numexpr neither upcasts nor rewrites constants); later
+outputs read the earlier ones. Only float32/float64/bool operations with no casts.
+"""
+
+import hashlib
+import importlib.util
+import math
+import os
+import sys
+
+import numpy as np
+
+__all__ = ["supports", "build", "PARALLEL_MIN", "cache_dir"]
+
+# The parallel (prange) variant runs from this many elements: by default never (FNAD_PARALLEL_MIN
+# sets it). Measured on the 2-core CI machine under load, numba's OpenMP threads spin-wait
+# after each parallel loop and make the serial work that follows 20-100x slower; even with
+# a passive wait a 262k-element kernel took 300-400 us parallel against 60-90 us serial.
+PARALLEL_MIN = int(os.environ.get("FNAD_PARALLEL_MIN", 1 << 62))
+
+# numba computes float math one element at a time through libm: tanh/exp/log/sin... run
+# 20x slower there than NumPy's SIMD loops (float32 tanh: 60-80 ns against 3 ns an element,
+# measured), so those stay NumPy equations between kernels. What remains is exact IEEE
+# arithmetic: numba kernels give NumPy's bits.
+_FLOAT_OPS = frozenset((
+    "add", "subtract", "multiply", "divide", "negative", "positive", "square", "sqrt",
+    "absolute", "fabs", "maximum", "minimum", "fmax", "fmin", "reciprocal", "floor", "ceil",
+    "trunc", "sign", "copysign"))
+_COMPARE = frozenset(("greater", "greater_equal", "less", "less_equal", "equal", "not_equal"))
+_INT_OPS = frozenset(("add", "subtract", "multiply", "negative", "maximum", "minimum",
+                      "absolute"))
+_LOGIC = frozenset(("logical_and", "logical_or", "logical_not", "logical_xor"))
+
+
+def supports(backend, op, dtypes, loop, out):
+    """Whether `backend` can compute this step exactly as NumPy types it."""
+    if backend == "numba":
+        return _numba_supports(op, loop, out)
+    if backend == "numexpr":
+        return _numexpr_supports(op, dtypes, loop, out)
+    return False
+
+
+def _numba_supports(op, loop, out):
+    kinds = {t.kind for t in loop} | {out.kind}
+    if op == "where":
+        return True
+    if op == "astype":  # float->int and ->bool casts differ from NumPy out of range
+        return out.kind == "f" or (out.kind in "iu" and loop[0].kind in "biu")
+    if op in _COMPARE:
+        return True
+    if op in _LOGIC:
+        return True
+    if kinds <= {"f", "b"} and op in _FLOAT_OPS:
+        return out.kind == "f"
+    if kinds <= {"i", "u"} and op in _INT_OPS:
+        return True
+    return False
+
+
+_NE_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "greater": ">",
+             "greater_equal": ">=", "less": "<", "less_equal": "<=", "equal": "==",
+             "not_equal": "!=", "logical_and": "&", "logical_or": "|"}
+_NE_FUNC = {"sqrt": "sqrt", "exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p",
+            "log10": "log10", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh",
+            "sinh": "sinh", "cosh": "cosh", "arcsin": "arcsin", "arccos": "arccos",
+            "arctan": "arctan", "arctan2": "arctan2", "arcsinh": "arcsinh",
+            "arccosh": "arccosh", "arctanh": "arctanh", "absolute": "abs"}
+# (numexpr's maximum/minimum compute float32 in float64: left to NumPy)
+_NE_TYPES = {np.dtype("float32"): float, np.dtype("float64"): np.float64,
+             np.dtype("bool"): bool}
+_NE_DTYPE = {float: np.float32, np.float64: np.float64, bool: np.bool_}
+
+
+def _numexpr_supports(op, dtypes, loop, out):
+    # operands must already have the loop dtype (numexpr cannot cast), scalars aside
+    for d, t in zip(dtypes, loop):
+        if d not in (bool, int, float) and np.dtype(d) != t:
+            return False
+    if any(t not in _NE_TYPES for t in loop) or out not in _NE_TYPES:
+        return False
+    if op in _COMPARE:
+        return loop[0].kind == "f"
+    if op in ("logical_and", "logical_or", "logical_not"):
+        return True
+    if op == "where":
+        return True
+    if out.kind != "f" or any(t != out for t in loop):
+        return False
+    return op in _NE_INFIX or op in _NE_FUNC or op == "negative"
+
+
+def build(kernel, numpy_run):
+    """The callable `run(*inputs, out=None) -> tuple of outputs` for `kernel` on its
+    backend; `numpy_run()` makes the NumPy program used if numba fails to compile."""
+    if kernel.backend != "numba":
+        run = _build_numexpr(kernel)
+        return lambda *xs, out=None: run(*xs)
+    from numba.core.errors import NumbaError  # noqa: PLC0415 - optional dependency
+    fast = _build_numba(kernel)
+    state = {"run": None}
+
+    def first(*xs, out=None):  # compiles on the first call; afterwards, one of the two
+        try:
+            res = fast(*xs, out=out)
+            state["run"] = fast
+        except NumbaError as e:
+            kernel.fallback = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+            state["run"] = numpy_run()
+            res = state["run"](*xs, out=out)
+        kernel.run = state["run"]
+        return res
+    return first
+
+
+# --------------------------------------------------------------------------- numba
+def cache_dir():
+    d = os.environ.get("FNAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                         "fnad")
+    return os.path.join(d, "kernels")
+
+
+# NumPy's choices on signed zeros and NaN (as its loops on this machine give them, checked by
+# tests/core/test_jit_opt.py), where numba's own versions pick the other zero
+_NB_TEMPLATES = {
+    "maximum": "{0} if ({0} > {1} or {0} != {0}) else {1}",
+    "minimum": "{0} if ({0} < {1} or {0} != {0}) else {1}",
+    "fmax": "{0} if ({0} > {1} or {1} != {1}) else {1}",
+    "fmin": "{0} if ({0} < {1} or {1} != {1}) else {1}",
+    "sign": "(np.{t}(1) if {0} > 0 else (np.{t}(-1) if {0} < 0 else "
+            "({0} if {0} != {0} else np.{t}(0))))",
+}
+
+
+def _dtype_name(t):
+    return np.dtype(t).name if np.dtype(t) != np.dtype(bool) else "bool_"
+
+
+def _scalar_literal(value, dtype):
+    if isinstance(value, float) and not math.isfinite(value):
+        text = "np.nan" if value != value else ("np.inf" if value > 0 else "-np.inf")
+    else:
+        text = repr(value)
+    return f"np.{_dtype_name(dtype)}({text})"
+
+
+def _kinds(kernel):
+    """Each input's kind and the split (R, C) of the loop's shape for rows/columns."""
+    shape = kernel.shape
+    nd = len(shape)
+    pads = [(1,) * (nd - len(a.shape)) + tuple(a.shape) for a in kernel.in_avals]
+    size = math.prod(shape)
+    for k in range(1, nd):
+        kinds = []
+        for p in pads:
+            if p == shape:
+                kinds.append("full")
+            elif math.prod(p) == 1:
+                kinds.append("scalar")
+            elif all(s == 1 for s in p[:k]) and p[k:] == shape[k:]:
+                kinds.append("row")
+            elif p[:k] == shape[:k] and all(s == 1 for s in p[k:]):
+                kinds.append("col")
+            else:
+                break
+        else:
+            if "row" in kinds or "col" in kinds:
+                return kinds, math.prod(shape[:k]), math.prod(shape[k:])
+    kinds = ["full" if p == shape else "scalar" if math.prod(p) == 1 else "general"
+             for p in pads]
+    return kinds, 1, size
+
+
+def _numba_source(kernel, kinds, two_d):
+    steps = kernel.steps
+    nin = len(kernel.in_avals)
+    ins = [f"x{k}" for k in range(nin)]
+    outs = [f"o{k}" for k in range(len(kernel.outs))]
+    head = [f"def kernel(R, C, {', '.join(ins + outs)}):"]
+    pre, body = [], []
+    ind = "            " if two_d else "        "
+    for k, kind in enumerate(kinds):
+        if kind == "scalar":
+            pre.append(f"    a{k} = x{k}[0]")
+        elif kind == "row":
+            body.append(f"{ind}a{k} = x{k}[c]")
+        elif kind == "col":
+            body.append(f"{ind}a{k} = x{k}[r]")
+        else:
+            body.append(f"{ind}a{k} = x{k}[i]")
+    consts = {}
+
+    def operand(o, t):
+        tag, v = o
+        if tag == "s":
+            key = (repr(v), t.str)
+            if key not in consts:
+                consts[key] = f"s{len(consts)}"
+                pre.append(f"    {consts[key]} = {_scalar_literal(v, t)}")
+            return consts[key]
+        have = kernel.in_avals[v].dtype if tag == "x" else steps[v].out
+        name = f"a{v}" if tag == "x" else f"t{v}"
+        return name if have == t else f"np.{_dtype_name(t)}({name})"
+
+    for j, s in enumerate(steps):
+        args = [operand(o, t) for o, t in zip(s.operands, s.loop)]
+        if s.op == "where":
+            expr = f"{args[1]} if {args[0]} else {args[2]}"
+        elif s.op == "astype":
+            expr = f"np.{_dtype_name(s.out)}({args[0]})"
+        elif s.op in _NB_TEMPLATES:
+            expr = _NB_TEMPLATES[s.op].format(*args, t=_dtype_name(s.out))
+        else:
+            expr = f"np.{s.op}({', '.join(args)})"
+        body.append(f"{ind}t{j} = {expr}")
+    for k, j in enumerate(kernel.outs):
+        body.append(f"{ind}o{k}[i] = t{j}")
+    if two_d:
+        loop = ["    for r in prange(R):", "        for c in range(C):",
+                "            i = r * C + c"]
+    else:
+        loop = ["    for i in prange(C):"]
+    return "\n".join(head + pre + loop + body) + "\n"
+
+
+_MODULE_HEAD = """# generated by fnad.jit (fnad/_graph_kernels.py): a fused elementwise kernel
+import numpy as np
+from numba import njit, prange
+
+{source}
+parallel = njit(parallel=True, cache=True, error_model="numpy", nogil=True)(kernel)
+serial = njit(parallel=False, cache=True, error_model="numpy", nogil=True)(kernel)
+"""
+
+_loaded = {}
+_temp = []
+
+
+def _temp_dir():
+    if not _temp:
+        import tempfile  # noqa: PLC0415
+        _temp.append(tempfile.mkdtemp(prefix="fnad_kernels_"))
+    return _temp[0]
+
+
+def _load(source):
+    """Write the kernel's module into the cache directory (once) and import it."""
+    text = _MODULE_HEAD.format(source=source)
+    digest = hashlib.sha1(text.encode()).hexdigest()[:20]
+    mod = _loaded.get(digest)
+    if mod is not None:
+        return mod
+    d = cache_dir()
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError:  # no writable cache: this process's kernels only
+        d = _temp_dir()
+    path = os.path.join(d, f"fnad_kernel_{digest}.py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)  # atomic: a concurrent process sees all of it or nothing
+    name = f"fnad_kernel_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    _loaded[digest] = mod
+    return mod
+
+
+def _build_numba(kernel):
+    kinds, R, C = _kinds(kernel)
+    two_d = R > 1
+    mod = _load(_numba_source(kernel, kinds, two_d))
+    n = math.prod(kernel.shape)
+    fn = mod.parallel if n >= PARALLEL_MIN else mod.serial
+    shape = kernel.shape
+    ins = [f"x{k}" for k in range(len(kinds))]
+    lines = [f"def run({', '.join(ins)}, out=None):"]
+    flat = []
+    for k, kind in enumerate(kinds):
+        if kind == "general":
+            lines.append(f"    x{k} = np.ascontiguousarray(np.broadcast_to(x{k}, shape))")
+        flat.append(f"x{k}.reshape(-1)")
+    outs = [f"o{k}" for k in range(len(kernel.outs))]
+    for k, (o, a) in enumerate(zip(outs, kernel.out_avals)):
+        # out=: a dying argument's buffer (fnad/_graph_memory.py), when it is C-contiguous
+        lines.append(f"    b = None if out is None else out[{k}]")
+        lines.append(f"    {o} = b.reshape(-1) if b is not None and b.flags.c_contiguous "
+                     f"else np.empty({n}, np.{_dtype_name(a.dtype)})")
+    lines.append(f"    fn({R}, {C if two_d else n}, {', '.join(flat + outs)})")
+    lines.append(f"    return ({', '.join(f'{o}.reshape(shape)' for o in outs)},)")
+    ns = {"np": np, "fn": fn, "shape": shape}
+    exec(compile("\n".join(lines) + "\n", f"<{kernel.name}>", "exec"), ns)  # noqa: S102
+    return ns["run"]
+
+
+# --------------------------------------------------------------------------- numexpr
+def _build_numexpr(kernel):
+    import numexpr  # noqa: PLC0415 - optional dependency
+
+    steps = kernel.steps
+    sig = {}  # variable name -> numexpr type
+    consts = {}  # name -> 0-d array
+    for k, a in enumerate(kernel.in_avals):
+        sig[f"x{k}"] = _NE_TYPES[a.dtype]
+    text = {}
+    out_of = {j: k for k, j in enumerate(kernel.outs)}
+
+    def operand(o, t):
+        tag, v = o
+        if tag == "s":
+            name = f"s{len(consts)}"
+            consts[name] = np.array(v, t)
+            sig[name] = _NE_TYPES[t]
+            return name
+        if tag == "x":
+            return f"x{v}"
+        return text[v]
+
+    programs = []
+    for j, s in enumerate(steps):
+        args = [operand(o, t) for o, t in zip(s.operands, s.loop)]
+        if s.op in _NE_INFIX:
+            expr = f"({args[0]} {_NE_INFIX[s.op]} {args[1]})"
+        elif s.op in ("negative", "logical_not"):
+            expr = f"({'-' if s.op == 'negative' else '~'}{args[0]})"
+        elif s.op == "where":
+            expr = f"where({args[0]}, {args[1]}, {args[2]})"
+        else:
+            expr = f"{_NE_FUNC[s.op]}({', '.join(args)})"
+        if j in out_of:
+            used = [n for n in sig if _uses(expr, n)]
+            nex = numexpr.NumExpr(expr, signature=[(n, sig[n]) for n in used])
+            probe = [np.zeros(1, _NE_DTYPE[sig[n]]) for n in used]
+            if nex(*probe).dtype != s.out:  # numexpr typed it otherwise: never guess
+                raise RuntimeError(f"numexpr computes {expr} as {nex(*probe).dtype}, "
+                                   f"NumPy as {s.out}; report this as a fnad bug.")
+            programs.append((nex, used))
+            name = f"y{out_of[j]}"
+            sig[name] = _NE_TYPES[s.out]
+            text[j] = name
+        else:
+            text[j] = expr
+    shape = kernel.shape
+
+    def run(*xs):
+        env = dict(consts)
+        for k, x in enumerate(xs):
+            env[f"x{k}"] = x
+        outs = []
+        for k, (nex, used) in enumerate(programs):
+            y = nex(*[env[n] for n in used])
+            if y.shape != shape:
+                y = np.ascontiguousarray(np.broadcast_to(y, shape))
+            env[f"y{k}"] = y
+            outs.append(y)
+        return tuple(outs)
+
+    return run
+
+
+def _uses(expr, name):
+    import re  # noqa: PLC0415
+    return re.search(rf"\b{name}\b", expr) is not None
