@@ -121,6 +121,18 @@ def inplace():
     return f"{g}\n\n{source_of(g)[0]}\n{plan}\nMiB live after each equation: {mib}"
 
 
+def fusion():
+    def adam_like(p, g, m, v):
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * (g * g)
+        return p - 0.01 * m / (fnp.sqrt(v) + 1e-8), m, v
+
+    args = [np.ones(4096, np.float32) for _ in range(4)]
+    before = fnad.jit(adam_like, optimize=False).graph(*args)
+    after = fnad.jit(adam_like).graph(*args)
+    return f"before:\n{before}\nafter:\n{after}"
+
+
 def concretization():
     try:
         fnad.jit(lambda x: x if fnp.sum(x) > 0 else -x)(X)
@@ -136,7 +148,7 @@ def picture():
 
 EXAMPLES = {f.__name__: f for f in (program, program_grad, cache, static, compose,
                                     trace_constants, fold, cse_dce, jit_graph, inplace,
-                                    concretization, picture)}
+                                    fusion, concretization, picture)}
 BLOCK = re.compile(r"(<!-- example: (\w+) -->\n).*?(<!-- /example -->)", re.S)
 
 
