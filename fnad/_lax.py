@@ -15,6 +15,7 @@ from ._backend import array_module
 from ._graph import Graph, Var
 from ._lax_graphs import close, out_avals, shared, trace_flat
 from ._lax_prims import cond_p, scan_p, stacking_body, while_p
+from . import _lax_batch  # noqa: F401 - registers the batching rules
 from ._tracer import Tracer
 from ._tree import tree_flatten, tree_unflatten
 
