@@ -342,7 +342,11 @@ def main(argv=None):
           + (f", torch {torch.__version__}" if torch is not None else "")
           + (", fnad.jit present" if hasattr(fnad, "jit") else ", no fnad.jit (column n/a)")
           + (" -- QUICK: small sizes, not for the record" if args.quick else ""))
-    rows = [measure(n, sizes[n], args, torch) for n in names]
+    rows = []
+    for n in names:
+        rows.append(measure(n, sizes[n], args, torch))
+        print(f"# {n} measured: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in
+                                             rows[-1]["med"].items()), file=sys.stderr)
     print_table(rows, args.markdown)
     for r in rows:
         print(f"# {r['name']}: {r['repeats']} timed calls per library; first losses "
