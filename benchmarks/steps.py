@@ -1,0 +1,368 @@
+"""Whole training steps (loss, gradients, optimizer update), float32, side by side in one
+process: fnad eager, fnad jit (`fnad.jit(step)`, "n/a" while fnad has no jit), PyTorch eager
+and a hand-written NumPy step (forward, hand-derived backward, in-place update; the
+baseline every ratio is taken to). Issue 12's three workloads:
+
+  mlp  MLP 784-256-256-10 (ReLU), batch 128, softmax cross-entropy, SGD lr 0.01
+  gpt  GPT vocab 65, d 128, 4 heads, 4 layers, context 64, batch 32, exact GELU, tied head,
+       AdamW (lr 1e-3, betas 0.9/0.95, weight decay 0.1 on every leaf)
+  rnn  tanh RNN input 32, hidden 128, 50 time steps, batch 32, linear readout 128->10 of the
+       last hidden state, MSE, Adam lr 1e-3
+
+The fnad step is what a user writes: `fnad.value_and_grad(loss)` and a fnad_optim update,
+pure (`step(params, opt_state, *batch) -> (params, opt_state, loss)`), so `fnad.jit(step)`
+applies unchanged. Every implementation starts from the same weights; the script checks that
+their first losses agree before timing. Medians over interleaved blocks
+(benchmarks/_timing.py); jit's first call (trace + compile) is reported on its own.
+
+Run: python benchmarks/steps.py [--only mlp,gpt,rnn] [--repeats N] [--threads N] [--no-jit]
+     [--markdown] [--quick]     (--quick: small sizes and few repeats, a smoke run)
+"""
+
+import argparse
+import copy
+import datetime
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import median_times, threads_from_argv  # noqa: E402
+
+if __name__ == "__main__":
+    THREADS = threads_from_argv()   # before NumPy loads its BLAS
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import fnad  # noqa: E402
+import fnad.random as random  # noqa: E402
+import fnad_nn as nn  # noqa: E402
+import fnad_optim as optim  # noqa: E402
+from fnad_nn import models  # noqa: E402
+
+import _hand  # noqa: E402
+
+# jax.jit's median ms / hand NumPy's median ms in issue 12's reference measurement (not run
+# here): the ratio the jit column aims to match or beat.
+JAX_RATIO = {"mlp": 0.78 / 1.09, "gpt": 105 / 166, "rnn": 1.92 / 2.75}
+FULL = {"mlp": dict(sizes=(784, 256, 256, 10), batch=128, repeats=300),
+        "gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
+        "rnn": dict(d_in=32, hidden=128, steps=50, batch=32, d_out=10, repeats=150)}
+QUICK = {"mlp": dict(sizes=(64, 32, 32, 10), batch=16, repeats=3),
+         "gpt": dict(d=32, heads=2, layers=1, context=16, batch=4, repeats=3),
+         "rnn": dict(d_in=8, hidden=16, steps=10, batch=4, d_out=10, repeats=3)}
+VOCAB = 65
+
+
+def make_step(loss_fn, opt):
+    """The idiomatic pure training step: `(params, opt_state, *batch) -> (params, opt_state,
+    loss)`."""
+    loss_and_grad = fnad.value_and_grad(loss_fn)
+
+    def step(params, opt_state, *batch):
+        loss, grads = loss_and_grad(params, *batch)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optim.apply_updates(params, updates), opt_state, loss
+
+    return step
+
+
+# --------------------------------------------------------------------------- the losses
+
+def mlp_loss(params, x, labels):
+    return nn.sparse_softmax_cross_entropy(nn.mlp(params, x), labels)
+
+
+def rnn_loss(params, xs, target):
+    _, h_n = nn.rnn(params["rnn"], xs)
+    return nn.mse_loss(nn.linear(params["out"], h_n[-1]), target)
+
+
+def gpt_config(c, dtype=np.float32):
+    return models.GPTConfig(vocab=VOCAB, d_model=c["d"], n_heads=c["heads"],
+                            n_layers=c["layers"], max_len=c["context"], dtype=dtype)
+
+
+def gpt_loss_fn(config):
+    def gpt_loss(params, ids, targets):
+        return models.token_loss(params, config, ids, targets)
+    return gpt_loss
+
+
+# --------------------------------------------------------------------------- workloads
+
+def hand_step(params, grads_fn, make_opt):
+    """A hand-NumPy step on a private copy of `params` (its `.params`), updated in place by
+    the optimizer `make_opt(copy)` (`_hand.SGD` or `_hand.AdamW`)."""
+    p = copy.deepcopy(params)
+    opt = make_opt(p)
+
+    def step():
+        loss, grads = grads_fn(p)
+        opt.update_(p, grads)
+        return loss
+    step.params = p
+    return step
+
+
+def torch_step_of(topt, loss_fn):
+    """The usual PyTorch step: zero the gradients, loss, backward, optimizer step."""
+    def step():
+        topt.zero_grad(set_to_none=True)
+        loss = loss_fn()
+        loss.backward()
+        topt.step()
+        return loss
+    return step
+
+# Each returns a dict: label, the fnad loss and the hand-derived `hand_grads(params, *batch)`
+# (checked against each other in tests/examples/test_bench_steps.py), the fnad step with its
+# arguments, and the hand-NumPy and PyTorch steps as factories of no-argument callables (each
+# on its own copy of the weights; the hand step's copy is its `.params`).
+
+def mlp_workload(c, rng, dtype=np.float32):
+    params = nn.init_mlp(random.PRNGKey(0), c["sizes"], dtype=dtype)
+    x = rng.standard_normal((c["batch"], c["sizes"][0])).astype(dtype)
+    labels = rng.integers(0, c["sizes"][-1], c["batch"])
+    lr = 0.01
+    opt = optim.sgd(lr)
+
+    def hand():
+        return hand_step(params, lambda p: _hand.mlp_grads(p, x, labels),
+                         lambda p: _hand.SGD(p, lr))
+
+    def torch_step(torch):
+        F = torch.nn.functional
+        layers = []
+        for q in params:
+            lin = torch.nn.Linear(*q["w"].shape)
+            with torch.no_grad():
+                lin.weight.copy_(torch.from_numpy(q["w"].T.copy()))
+                lin.bias.copy_(torch.from_numpy(q["b"]))
+            layers += [lin, torch.nn.ReLU()]
+        model = torch.nn.Sequential(*layers[:-1])
+        topt = torch.optim.SGD(model.parameters(), lr=lr)
+        xt, yt = torch.from_numpy(x), torch.from_numpy(labels)
+        return torch_step_of(topt, lambda: F.cross_entropy(model(xt), yt))
+
+    sizes = "-".join(map(str, c["sizes"]))
+    return dict(label=f"MLP {sizes}, batch {c['batch']}, SGD",
+                loss=mlp_loss, hand_grads=_hand.mlp_grads, step=make_step(mlp_loss, opt),
+                args=(params, opt.init(params), x, labels), hand=hand, torch=torch_step)
+
+
+def gpt_workload(c, rng, dtype=np.float32):
+    config = gpt_config(c, dtype)
+    params = models.init_gpt(random.PRNGKey(0), config)
+    ids = rng.integers(0, VOCAB, (c["batch"], c["context"]))
+    targets = rng.integers(0, VOCAB, (c["batch"], c["context"]))
+    hp = dict(lr=1e-3, b1=0.9, b2=0.95, weight_decay=0.1)
+    opt = optim.adamw(hp["lr"], b1=hp["b1"], b2=hp["b2"], weight_decay=hp["weight_decay"])
+
+    def hand():
+        return hand_step(params, lambda p: _hand.gpt_grads(p, config, ids, targets),
+                         lambda p: _hand.AdamW(p, **hp))
+
+    def torch_step(torch):
+        tp = fnad.tree_map(lambda a: torch.tensor(a, requires_grad=True), params)
+        topt = torch.optim.AdamW(fnad.tree_leaves(tp), lr=hp["lr"], betas=(hp["b1"], hp["b2"]),
+                                 weight_decay=hp["weight_decay"])
+        it, tt = torch.from_numpy(ids), torch.from_numpy(targets)
+        return torch_step_of(topt, lambda: torch_gpt_loss(torch, tp, config, it, tt))
+
+    return dict(label=f"GPT d {c['d']}, {c['heads']} heads, {c['layers']} layers, context "
+                      f"{c['context']}, batch {c['batch']}, AdamW",
+                loss=gpt_loss_fn(config),
+                hand_grads=lambda p, i, t: _hand.gpt_grads(p, config, i, t),
+                step=make_step(gpt_loss_fn(config), opt),
+                args=(params, opt.init(params), ids, targets), hand=hand, torch=torch_step)
+
+
+def torch_gpt_loss(torch, p, config, ids, targets):
+    """The same GPT in PyTorch's functional ops (weights laid out as fnad's)."""
+    F = torch.nn.functional
+    b, t = ids.shape
+    d, h, eps = config.d_model, config.n_heads, config.norm_eps
+
+    def lin(x, w, bias):   # fnad's (in, out) or (H, Dh, out) weight as torch's (out, in)
+        return F.linear(x, w.reshape(-1, w.shape[-1]).t(), bias)
+
+    def ln(x, q):
+        return F.layer_norm(x, (d,), q["scale"], q["bias"], eps)
+
+    tok = p["tok"]["w"]
+    x = F.embedding(ids, tok) + p["pos"]["w"][:t]
+    for blk in p["blocks"]:
+        a, hx = blk["attn"], ln(x, blk["norm1"])
+        q, k, v = (F.linear(hx, a[n]["w"].reshape(d, d).t(), a[n]["b"].reshape(d))
+                   .reshape(b, t, h, d // h).transpose(1, 2) for n in "qkv")
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + lin(o.transpose(1, 2).reshape(b, t, d), a["o"]["w"], a["o"]["b"])
+        f = blk["ff"]
+        x = x + lin(F.gelu(lin(ln(x, blk["norm2"]), f["fc1"]["w"], f["fc1"]["b"])),
+                    f["fc2"]["w"], f["fc2"]["b"])
+    logits = ln(x, p["norm"]) @ tok.t()
+    return F.cross_entropy(logits.reshape(b * t, -1), targets.reshape(-1))
+
+
+def rnn_workload(c, rng, dtype=np.float32):
+    kr, ko = random.split(random.PRNGKey(0))
+    params = {"rnn": nn.init_rnn(kr, c["d_in"], c["hidden"], dtype=dtype),
+              "out": nn.init_linear(ko, c["hidden"], c["d_out"], dtype=dtype)}
+    xs = rng.standard_normal((c["batch"], c["steps"], c["d_in"])).astype(dtype)
+    target = rng.standard_normal((c["batch"], c["d_out"])).astype(dtype)
+    lr = 1e-3
+    opt = optim.adam(lr)
+
+    def hand():
+        return hand_step(params, lambda p: _hand.rnn_grads(p, xs, target),
+                         lambda p: _hand.AdamW(p, lr))
+
+    def torch_step(torch):
+        cell, out = params["rnn"][0], params["out"]
+        rnn = torch.nn.RNN(c["d_in"], c["hidden"], batch_first=True)
+        head = torch.nn.Linear(c["hidden"], c["d_out"])
+        with torch.no_grad():
+            for name, a in [("weight_ih_l0", cell["w_ih"].T), ("weight_hh_l0", cell["w_hh"].T),
+                            ("bias_ih_l0", cell["b_ih"]), ("bias_hh_l0", cell["b_hh"])]:
+                getattr(rnn, name).copy_(torch.from_numpy(np.ascontiguousarray(a)))
+            head.weight.copy_(torch.from_numpy(out["w"].T.copy()))
+            head.bias.copy_(torch.from_numpy(out["b"]))
+        topt = torch.optim.Adam(list(rnn.parameters()) + list(head.parameters()), lr=lr)
+        xt, yt = torch.from_numpy(xs), torch.from_numpy(target)
+        return torch_step_of(topt, lambda: torch.nn.functional.mse_loss(head(rnn(xt)[1][-1]),
+                                                                        yt))
+
+    return dict(label=f"tanh RNN {c['d_in']}->{c['hidden']}, {c['steps']} steps, batch "
+                      f"{c['batch']}, Adam",
+                loss=rnn_loss, hand_grads=_hand.rnn_grads, step=make_step(rnn_loss, opt),
+                args=(params, opt.init(params), xs, target),
+                hand=hand, torch=torch_step)
+
+
+WORKLOADS = {"mlp": mlp_workload, "gpt": gpt_workload, "rnn": rnn_workload}
+
+
+# --------------------------------------------------------------------------- running
+
+def _loss(value):
+    return float(value.detach()) if hasattr(value, "detach") else float(value)
+
+
+def measure(name, c, args, torch):
+    """Median seconds per step of each implementation (None where absent), jit's first-call
+    seconds, and the first losses (checked to agree)."""
+    w = WORKLOADS[name](c, np.random.default_rng(0))
+    step, sargs = w["step"], w["args"]
+    fns = {"numpy": w["hand"](), "fnad": lambda: step(*sargs)}
+    losses = {"numpy": _loss(fns["numpy"]()), "fnad": _loss(step(*sargs)[2])}
+    compile_s, note = None, None
+    if not args.no_jit and hasattr(fnad, "jit"):
+        try:
+            jstep = fnad.jit(step)
+            t0 = time.perf_counter()
+            losses["jit"] = _loss(jstep(*sargs)[2])
+            compile_s = time.perf_counter() - t0
+            fns["jit"] = lambda: jstep(*sargs)
+        except Exception as e:   # report, and time the rest
+            note = f"fnad.jit failed on the {name} step: {type(e).__name__}: {e}"
+    if torch is not None:
+        fns["torch"] = w["torch"](torch)
+        losses["torch"] = _loss(fns["torch"]())
+    ref = losses["numpy"]
+    for k, v in losses.items():
+        if not abs(v - ref) <= 1e-4 * max(1.0, abs(ref)):
+            raise SystemExit(f"steps.py: the {name} step's first loss differs: {losses}")
+    reps = args.repeats or c["repeats"]
+    med = median_times(fns, reps, rounds=1 if args.quick else 3, pause=0 if args.quick else 0.3)
+    return dict(name=name, label=w["label"], med=med, compile_s=compile_s, note=note,
+                losses=losses, repeats=reps)
+
+
+COLS = ["numpy", "fnad", "jit", "torch"]
+HEAD = ["hand NumPy", "fnad eager", "fnad jit", "PyTorch eager"]
+
+
+def _ms(row, k):
+    v = row["med"].get(k)
+    return "n/a" if v is None else f"{v * 1e3:.2f}"
+
+
+def _ratio(row, k):
+    v = row["med"].get(k)
+    return "n/a" if v is None else f"{v / row['med']['numpy']:.2f}"
+
+
+def print_table(rows, markdown):
+    cells = [[r["label"]] + [_ms(r, k) for k in COLS] + [_ratio(r, k) for k in COLS[1:]]
+             + [f"{JAX_RATIO[r['name']]:.2f}"] for r in rows]
+    head = (["step (median ms)"] + HEAD + [f"{h} / NumPy" for h in HEAD[1:]]
+            + ["jax.jit / NumPy (issue 12)"])
+    if markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|---" + "|---:" * (len(head) - 1) + "|")
+        for c in cells:
+            print("| " + " | ".join(c) + " |")
+        return
+    widths = [max(len(x[i]) for x in cells + [head]) for i in range(len(head))]
+    for c in [head] + cells:
+        print("  ".join(x.ljust(widths[0]) if i == 0 else x.rjust(widths[i])
+                        for i, x in enumerate(c)))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python benchmarks/steps.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default="mlp,gpt,rnn", help="comma-separated workloads")
+    ap.add_argument("--repeats", type=int, default=None, help="timed calls per library")
+    ap.add_argument("--threads", type=int, default=2, help="BLAS and torch threads")
+    ap.add_argument("--no-jit", action="store_true", help="leave out the fnad.jit column")
+    ap.add_argument("--no-torch", action="store_true", help="leave out PyTorch")
+    ap.add_argument("--markdown", action="store_true", help="print a table for the docs")
+    ap.add_argument("--quick", action="store_true", help="small sizes, few repeats (smoke)")
+    args = ap.parse_args(argv)
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    bad = [n for n in names if n not in WORKLOADS]
+    if bad:
+        ap.error(f"--only: unknown workload(s) {bad}; choose from {sorted(WORKLOADS)}")
+    torch = None
+    if not args.no_torch:
+        try:
+            import torch
+            torch.set_num_threads(args.threads)
+        except ImportError:
+            print("PyTorch is not installed: its column is n/a")
+    sizes = QUICK if args.quick else FULL
+    print(f"# benchmarks/steps.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+          f"{os.cpu_count()} CPUs, {args.threads} threads, load average "
+          f"{os.getloadavg()[0]:.1f}, NumPy {np.__version__}"
+          + (f", torch {torch.__version__}" if torch is not None else "")
+          + (", fnad.jit present" if hasattr(fnad, "jit") else ", no fnad.jit (column n/a)")
+          + (" -- QUICK: small sizes, not for the record" if args.quick else ""))
+    rows = []
+    for n in names:
+        rows.append(measure(n, sizes[n], args, torch))
+        print(f"# {n} measured: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in
+                                             rows[-1]["med"].items()), file=sys.stderr)
+    print_table(rows, args.markdown)
+    for r in rows:
+        print(f"# {r['name']}: {r['repeats']} timed calls per library; first losses "
+              + ", ".join(f"{k} {v:.6f}" for k, v in r["losses"].items()))
+        if r["compile_s"] is not None:
+            print(f"# {r['name']}: fnad.jit first call (trace + optimise + compile) "
+                  f"{r['compile_s']:.2f} s")
+        if r["note"]:
+            print(f"# {r['note']}")
+        jit, tr = r["med"].get("jit"), r["med"].get("torch")
+        if jit is not None:
+            goal = tr is not None and jit <= tr and jit / r["med"]["numpy"] <= JAX_RATIO[r["name"]]
+            print(f"# {r['name']}: goal (jit <= PyTorch eager and jit/NumPy <= "
+                  f"{JAX_RATIO[r['name']]:.2f}): {'met' if goal else 'not met'}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
