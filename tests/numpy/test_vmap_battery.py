@@ -30,7 +30,7 @@ B = 3
 # Functions that read concrete values with getval/np inside (a batched value has no one
 # value): vmap of them is not expected to work until they are rewritten with fnp.
 KNOWN = ("scipy.linalg.expm", "scipy.linalg.lu", "special.beta", "stats.beta.",
-         "stats.multivariate_normal", "stats.dirichlet")
+         "stats.multivariate_normal", "stats.dirichlet", "scipy.integrate.odeint")
 
 
 def _known(check):
