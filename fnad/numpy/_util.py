@@ -9,10 +9,13 @@ from .._shapes import ndim as ndim
 from .._shapes import norm_axes as norm_axes
 from .._shapes import shape as shape
 from .._shapes import unbroadcast as unbroadcast
-from .._tracer import PRIMITIVE_OF, Primitive, primitive, register_callable
+from .._staging import ConcretizationError
+from .._transforms import stop_gradient
+from .._tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, register_callable
 
 __all__ = ["wrap", "wrap_nondiff", "unbroadcast", "shape", "ndim", "dtype_of", "norm_axes",
-           "expand_reduced", "linalg_rule"]
+           "expand_reduced", "linalg_rule", "is_staged", "maybe_any",
+           "const_of", "refuse_staged"]
 
 
 def wrap(np_fun, name=None, **kw):
@@ -39,6 +42,35 @@ def wrap(np_fun, name=None, **kw):
 def wrap_nondiff(np_fun, name=None):
     """A primitive whose outputs carry no derivative (comparisons, floor, argmax, ...)."""
     return wrap(np_fun, name, nondiff=True)
+
+
+def is_staged(x):
+    """True when `x` has no numbers below its tracers: a staged value (inside jit)."""
+    return isinstance(getval(x), Tracer)
+
+
+def maybe_any(mask):
+    """`bool(mask.any())` for concrete values; True for a staged mask (jit knows no values),
+    so that a caller which skips a masking step where nothing is masked takes the general
+    branch, which gives the same values, when staged."""
+    m = getval(mask)
+    return True if isinstance(m, Tracer) else bool(m.any())
+
+
+def refuse_staged(x, name, why, way_out):
+    """Raise ConcretizationError when `x` is staged (jit): `name` needs its values to
+    `why`; `way_out` says what to do instead."""
+    if is_staged(x):
+        raise ConcretizationError(f"{name}: inside jit its input has a shape and a dtype but no "
+                                  f"values, and it needs them to {why}; {way_out}.")
+
+
+def const_of(x):
+    """The values of `x` as a constant with no derivative: the array itself when concrete;
+    a staged value (jit) through stop_gradient, so that a replay of the staged program under
+    grad sees no derivative through it either."""
+    v = getval(x)
+    return stop_gradient(v) if isinstance(v, Tracer) else v
 
 
 def expand_reduced(v, x_shape, axis, keepdims):

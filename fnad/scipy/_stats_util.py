@@ -8,7 +8,7 @@ import numpy as np
 from .. import numpy as fnp
 from .. import random as frandom
 from .._tracer import Tracer, getval
-from ..numpy._util import shape
+from ..numpy._util import const_of, maybe_any, shape
 
 NEG_INF = -np.inf
 
@@ -36,8 +36,9 @@ def safe(x, ok, value):
 
 
 def val(x):
-    """The plain values of `x` (tracers unwrapped), as an array."""
-    return np.asarray(getval(x))
+    """The plain values of `x` (tracers unwrapped), as an array; staged inside jit."""
+    v = const_of(x)
+    return v if isinstance(v, Tracer) else np.asarray(v)
 
 
 def standardize(x, loc, scale):
@@ -52,9 +53,9 @@ def bad_scale(scale):
 
 def nan_where(bad, out):
     """NaN where `bad` (invalid parameters), as SciPy."""
-    if not np.any(bad):
+    if not maybe_any(bad):
         return out
-    return where(~np.asarray(bad), out, np.nan)
+    return where(fnp.logical_not(bad), out, np.nan)
 
 
 def sample_shape(size, *params):
