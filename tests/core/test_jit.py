@@ -159,6 +159,12 @@ def test_control_flow_on_a_staged_value_explains_the_ways_out():
             fnad.jit(lambda x, c=conv: x * c(fnp.sum(x)))(X)
 
 
+def test_plain_numpy_on_a_staged_value_explains_the_ways_out():
+    with pytest.raises(fnad.ConcretizationError, match=r"converted to a NumPy array.*fnad.numpy"
+                       r".*static_argnums.*outside the jitted function"):
+        fnad.jit(lambda x: np.sin(np.asarray(x)))(X)
+
+
 def test_escaped_tracer_is_an_error():
     leaked = []
 
