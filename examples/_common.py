@@ -21,7 +21,24 @@ def parser(name, doc):
     p.add_argument("--out", type=Path, default=RESULTS / f"{name}.json",
                    help=f"where to write the JSON result (default docs/results/{name}.json)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-jit", action="store_true",
+                   help="run the training step eagerly instead of compiled with fnad.jit")
     return p
+
+
+def train_step(loss_fn, opt, *, jit=True):
+    """`step(params, opt_state, *batch) -> (params, opt_state, loss)`: value_and_grad of
+    `loss_fn(params, *batch)`, the optimizer update and its application; compiled with
+    fnad.jit (traced at the first step, replayed after) unless `jit` is False."""
+    import fnad
+    import fnad_optim as optim
+
+    def step(params, opt_state, *batch):
+        loss, grads = fnad.value_and_grad(loss_fn)(params, *batch)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optim.apply_updates(params, updates), opt_state, loss
+
+    return fnad.jit(step) if jit else step
 
 
 def progress(iterable=None, *, total=None, desc=None, disable=False):

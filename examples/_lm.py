@@ -15,6 +15,7 @@ import fnad_optim as optim
 from fnad_nn import data, models
 
 from _common import RESULTS, progress
+from _common import train_step as common_train_step
 
 
 def add_args(p, *, steps, batch_size, context, lr, warmup, eval_every, dropout):
@@ -113,7 +114,7 @@ def train(args, config, params, corpus, *, name):
     def loss_fn(params, x, y, key):
         return models.token_loss(params, config, x, y, key=key, train=True)
 
-    loss_and_grad = fnad.value_and_grad(loss_fn)
+    train_step = common_train_step(loss_fn, opt, jit=not args.no_jit)
     n_params = sum(int(p.size) for p in fnad.tree_leaves(params))
     print(f"{name}: {n_params:,} parameters, {len(corpus.train):,} training and "
           f"{len(corpus.val):,} validation characters, vocabulary {corpus.vocab_size}, "
@@ -126,9 +127,7 @@ def train(args, config, params, corpus, *, name):
     while step < stop:
         key, kb, kd = random.split(key, 3)
         x, y = corpus.batch("train", args.batch_size, args.context, key=kb)
-        loss, grads = loss_and_grad(params, x, y, kd)
-        updates, opt_state = opt.update(grads, opt_state, params)
-        params = optim.apply_updates(params, updates)
+        params, opt_state, loss = train_step(params, opt_state, x, y, kd)
         losses.append(float(loss))
         step += 1
         bar.update(1)

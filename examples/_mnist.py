@@ -13,6 +13,7 @@ import fnad_optim as optim
 from fnad_nn import data
 
 from _common import progress
+from _common import train_step as common_train_step
 
 NAMES = {"fashion": "Fashion-MNIST", "mnist": "MNIST"}
 
@@ -116,7 +117,7 @@ def train(args, model_name, *, on_epoch=None):
     def loss_fn(params, x, y, key):
         return nn.sparse_softmax_cross_entropy(model(params, x, key=key, rate=args.dropout), y)
 
-    loss_and_grad = fnad.value_and_grad(loss_fn)
+    train_step = common_train_step(loss_fn, opt, jit=not args.no_jit)
     print(f"{NAMES[args.dataset]} {model_name}: {len(ytr)} training and {len(yte)} test images, "
           f"{n_params:,} parameters, {total} steps of batch {args.batch_size}")
     history, step, start, cpu0 = [], 0, time.perf_counter(), time.process_time()
@@ -129,9 +130,7 @@ def train(args, model_name, *, on_epoch=None):
             if flip:
                 x = np.where(rng.random(len(idx))[:, None, None, None] < 0.5, x[..., ::-1], x)
             key, sub = random.split(key)
-            loss, grads = loss_and_grad(params, x, y, sub)
-            updates, opt_state = opt.update(grads, opt_state, params)
-            params = optim.apply_updates(params, updates)
+            params, opt_state, loss = train_step(params, opt_state, x, y, sub)
             losses.append(float(loss))
             step, seen = step + 1, seen + len(idx)
             bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}",

@@ -22,6 +22,7 @@ import fnad_optim as optim
 from fnad_nn import models
 
 from _common import parser, progress, write_result
+from _common import train_step as common_train_step
 
 PAD, BOS, EOS = 0, 1, 2
 GOAL = 0.99
@@ -103,7 +104,7 @@ def main(argv=None):
     def loss_fn(params, src, tgt_in, tgt_out):
         return models.token_loss(params, config, (src, tgt_in), tgt_out, ignore_index=PAD)
 
-    loss_and_grad = fnad.value_and_grad(loss_fn)
+    train_step = common_train_step(loss_fn, opt, jit=not args.no_jit)
     print(f"seq2seq: reversal of {args.min_len}-{args.max_len} symbols over {args.symbols}, "
           f"{n_params:,} parameters, {args.steps} steps of batch {args.batch_size}, "
           f"{args.test_size} test sequences")
@@ -113,9 +114,7 @@ def main(argv=None):
     for step in bar:
         key, sub = random.split(key)
         src, tgt_in, tgt_out = make_batch(sub, args.batch_size, args)
-        loss, grads = loss_and_grad(params, src, tgt_in, tgt_out)
-        updates, opt_state = opt.update(grads, opt_state, params)
-        params = optim.apply_updates(params, updates)
+        params, opt_state, loss = train_step(params, opt_state, src, tgt_in, tgt_out)
         losses.append(float(loss))
         rate = (step + 1) * args.batch_size / (time.perf_counter() - t0)
         bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}", seq_per_s=f"{rate:.0f}")

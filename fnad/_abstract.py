@@ -107,7 +107,10 @@ def _is_arraylike(x):
 
 
 def _is_nested_array(x):
-    return isinstance(x, (Tracer, np.ndarray)) or is_cupy_array(x)
+    # a constant boolean mask in an index tuple stays concrete: its count of true entries
+    # gives the result's shape
+    return isinstance(x, Tracer) or (isinstance(x, np.ndarray) and x.dtype != bool) or \
+        is_cupy_array(x)
 
 
 def abstractify(args):

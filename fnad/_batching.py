@@ -104,7 +104,10 @@ def unbatched_value(x):
     """`x` with the autodiff levels stripped but a BatchTracer kept (for index arrays, which
     primitives take inside a tuple: their values matter, their derivatives do not)."""
     while isinstance(x, Tracer) and not isinstance(x, BatchTracer):
-        x = x.value
+        v = x.value
+        if v is x:  # a staged value (jit): nothing more concrete below
+            return x
+        x = v
     return x
 
 

@@ -64,7 +64,7 @@ def split_static(args, static_argnums, name):
 
 def _leaf_key(x, name, i):
     t = type(x)
-    if t is np.ndarray:
+    if t is np.ndarray or isinstance(x, np.generic):  # a NumPy scalar keys as a 0-d array
         return (x.shape, x.dtype)
     if t in (float, int, bool, complex):
         return t

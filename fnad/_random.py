@@ -15,15 +15,18 @@ gives bit-identical numbers on CPU and GPU.
 """
 
 import functools
+import inspect
 import math
 import operator
 
 import numpy as np
 
+from ._abstract import is_aval
 from ._backend import array_module
 from ._batching import BatchTracer
 from ._batching import stack as batch_stack
 from ._tracer import Tracer, getval
+from ._tracer import Primitive, Tracer, bind_traced, getval
 
 __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
            "categorical", "randint", "permutation", "truncated_normal", "gumbel",
@@ -32,6 +35,42 @@ __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "b
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
 _MASK32 = 0xFFFFFFFF
+
+
+# ----------------------------------------------------------------------------- staging
+# Inside jit a key (or a seed, or fold_in's data) is staged: it has no values. Each function
+# that consumes one is then a primitive of its own, without derivative, which runs the
+# function itself on the concrete values when the staged program runs (so the numbers are
+# the same bit for bit); its abstract evaluation runs it on zeros of the inputs' shapes.
+
+
+def _zeros_like_aval(a):
+    if not is_aval(a):
+        return a
+    if a.weak_type and a.shape == ():
+        return {"b": False, "i": 0, "u": 0}.get(a.dtype.kind, 0.0)
+    return np.zeros(a.shape, a.dtype)
+
+
+def _stageable(fun):
+    sig = inspect.signature(fun)
+    prim = Primitive(f"random_{fun.__name__.strip('_')}", fun, nondiff=True)
+
+    def abstract(*args):
+        from ._abstract import _as_avals  # noqa: PLC0415
+        return _as_avals(fun(*[_zeros_like_aval(a) for a in args]), np)
+
+    prim.abstract_eval = abstract
+
+    @functools.wraps(fun)
+    def staged_or_not(*args, **kwargs):
+        for a in args + tuple(kwargs.values()):
+            if isinstance(a, Tracer) and isinstance(getval(a), Tracer):
+                return bind_traced(prim, sig.bind(*args, **kwargs).args, {})
+        return fun(*args, **kwargs)
+
+    staged_or_not.primitive = prim
+    return staged_or_not
 
 
 # ----------------------------------------------------------------------------- the hash
@@ -87,6 +126,7 @@ def _check_key(key, fname):
     return key
 
 
+@_stageable
 def PRNGKey(seed):
     """A new key from an integer seed (JAX's `jax.random.PRNGKey`).
 
@@ -120,6 +160,7 @@ def PRNGKey(seed):
 key = PRNGKey
 
 
+@_stageable
 def split(key, num=2):
     """`num` new independent keys from `key`, as a uint32 array of shape (num, 2).
 
@@ -133,6 +174,7 @@ def split(key, num=2):
     return threefry_2x32(k, xp.arange(num * 2, dtype=xp.uint32)).reshape(num, 2)
 
 
+@_stageable
 def fold_in(key, data):
     """A new key from `key` and an integer `data` (e.g. a step or layer number).
 
@@ -179,6 +221,7 @@ def _random_bits(k, bit_width, shape):
     raise ValueError(f"fnad.random: bit width {bit_width} is not one of 8, 16, 32, 64.")
 
 
+@_stageable
 def bits(key, shape=(), dtype=np.uint32):
     """Uniformly random unsigned integers (all bits random) of `dtype` (uint8 ... uint64).
 
@@ -202,6 +245,7 @@ def _float_dtype(dtype, fname):
     return dtype
 
 
+@_stageable
 def _unit_floats(k, shape, dtype):
     """Floats in [0, 1) from the top mantissa-many random bits (exact, JAX's recipe)."""
     nbits = dtype.itemsize * 8
@@ -330,6 +374,7 @@ def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
     return xp.broadcast_to(out, shape) if out.shape != shape else out
 
 
+@_stageable
 def normal(key, shape=(), dtype=np.float32):
     """Standard normal floats: sqrt(2) * erfinv(u) for u uniform in (-1, 1), as in JAX.
 
@@ -346,6 +391,7 @@ def normal(key, shape=(), dtype=np.float32):
     return (cd.type(math.sqrt(2)) * _erfinv(xp, u)).astype(dtype, copy=False)
 
 
+@_stageable
 def truncated_normal(key, lower, upper, shape=None, dtype=np.float32):
     """Standard normal floats conditioned on lower < x < upper (JAX's inverse-CDF method).
 
@@ -374,6 +420,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=np.float32):
     return out.astype(dtype, copy=False)
 
 
+@_stageable
 def bernoulli(key, p=0.5, shape=None):
     """Random booleans, True with probability `p`.
 
@@ -392,6 +439,7 @@ def bernoulli(key, p=0.5, shape=None):
     return uniform(k, shape, dtype) < _plain(p, xp, dtype)
 
 
+@_stageable
 def gumbel(key, shape=(), dtype=np.float32):
     """Standard Gumbel floats: -log(-log(u)) for u uniform in [tiny, 1)."""
     k = _check_key(key, "gumbel")
@@ -402,6 +450,7 @@ def gumbel(key, shape=(), dtype=np.float32):
     return (-_log(xp, -_log(xp, u))).astype(dtype, copy=False)
 
 
+@_stageable
 def categorical(key, logits, axis=-1, shape=None):
     """Sample indices along `axis` with probabilities softmax(logits) (Gumbel-max, as JAX).
 
@@ -432,6 +481,7 @@ def categorical(key, logits, axis=-1, shape=None):
     return xp.argmax(g + lg, axis=len(prefix) + axis)
 
 
+@_stageable
 def randint(key, shape, minval, maxval, dtype=np.int32):
     """Uniform integers in [minval, maxval).
 
@@ -506,6 +556,7 @@ def _iota_along(xp, shape, axis):
     return xp.arange(shape[axis]).reshape(view)
 
 
+@_stageable
 def _shuffle(k, x, axis):
     """JAX's shuffle: sort by random 32-bit keys, ceil(3 ln n / ln(2**32 - 1)) rounds.
 

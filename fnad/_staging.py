@@ -133,6 +133,15 @@ class StagingTracer(Tracer):
     def __complex__(self):
         raise _concretization_error(self, "complex")
 
+    def __array__(self, dtype=None, copy=None):
+        raise ConcretizationError(
+            f"a staged value ({self.aval}) inside {self._trace.transform} was converted to a "
+            "NumPy array (plain NumPy, np.asarray, or a function that reads its values): "
+            "while staging it has a shape and a dtype but no numbers. Use fnad.numpy "
+            "functions on it, mark the argument it comes from static "
+            "(fnad.jit(f, static_argnums=(i,))), or call that code outside the jitted "
+            "function.")
+
     def __len__(self):
         if not self.aval.shape:
             raise TypeError("len() of a 0-d staged value")

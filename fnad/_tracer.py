@@ -222,7 +222,7 @@ class Primitive:
 
     def bind(self, *args, **kwargs):
         for a in args:
-            if isinstance(a, Tracer):
+            if isinstance(a, Tracer) or (type(a) is tuple and _has_tracer(a)):
                 return bind_traced(self, args, kwargs)
         try:
             return self.impl(*args, **kwargs)
@@ -238,14 +238,23 @@ class Primitive:
         )
 
 
+def _has_tracer(items):
+    for x in items:
+        if isinstance(x, Tracer):
+            return True
+    return False
+
+
 def bind_traced(prim, args, kwargs):
-    """Send a primitive call with tracers among `args` to the innermost trace."""
+    """Send a primitive call with tracers among `args` (or in a tuple among them, as an
+    index tuple holding a staged index array) to the innermost trace."""
     top = None
     for a in args:
-        if isinstance(a, Tracer):
-            t = a._trace
-            if top is None or t.level > top.level:
-                top = t
+        for x in (a,) if type(a) not in (tuple, list) else a:
+            if isinstance(x, Tracer):
+                t = x._trace
+                if top is None or t.level > top.level:
+                    top = t
     try:
         return top.process(prim, args, kwargs)
     except Exception as e:
@@ -294,7 +303,7 @@ def primitive(impl, name=None, *, nondiff=False, multiple_results=False):
 
     def fun(*args, **kwargs):
         for a in args:
-            if isinstance(a, Tracer):
+            if isinstance(a, Tracer) or (type(a) is tuple and _has_tracer(a)):
                 return bind_traced(prim, args, kwargs)
         try:
             return impl(*args, **kwargs)

@@ -7,8 +7,8 @@ import numpy as np
 from ._autodiff import (CustomNode, JVPTrace, JVPTracer, RevTrace, RevTracer, backward,
                         tracers_of, zeros_like_value)
 from ._backend import array_module, is_array
-from ._abstract import same_rule
-from ._tracer import Tracer, finish_trace, getval, primitive
+from ._abstract import aval_of, same_rule
+from ._tracer import Primitive, Tracer, bind_traced, finish_trace, getval, primitive
 from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["vjp", "grad", "value_and_grad", "jvp", "custom_vjp", "checkpoint",
@@ -422,6 +422,8 @@ class custom_vjp:
         if top is None:
             return self.fun(*args)
         _refuse_forward_mode(name, flat)
+        if not isinstance(top, RevTrace):  # staged (jit): one primitive carrying the rule
+            return _stage_custom(self, args, diff, flat, in_tree)
         fwd, bwd = self.fwd, self.bwd
         fixed = [args[i] for i in nondiff]
 
@@ -467,7 +469,48 @@ def _refuse_forward_mode(name, flat):
                                 f"the custom_vjp function {name}: it defines only a VJP. Use "
                                 "reverse mode (grad, vjp, jacrev; jacrev(jacrev(f)) for a "
                                 "Hessian), or call a version of the function without custom_vjp.")
-            x = x.value
+            v = x.value
+            if v is x:  # a staged value (jit): nothing below it
+                break
+            x = v
+
+
+def _stage_custom(cv, args, diff, flat, in_tree):
+    """A custom_vjp call inside jit: one primitive in the graph whose implementation is the
+    function and whose VJP reruns `fwd` for the residuals, then `bwd`; so grad of the staged
+    program, in either order, uses the custom rule."""
+    from ._graph import Var  # noqa: PLC0415 - staging builds on this module
+    from ._staging import trace_to_graph  # noqa: PLC0415
+
+    name, fixed = cv.__name__, [args[i] for i in cv.nondiff_argnums]
+
+    def full(vals):
+        out = list(args)
+        for i, v in zip(diff, tree_unflatten(in_tree, list(vals))):
+            out[i] = v
+        return out
+
+    def impl(*vals):
+        return tuple(tree_flatten(cv.fun(*full(vals)))[0])
+
+    def vjp_all(g, ans, *vals):
+        out, res = cv.fwd(*full(vals))
+        cts = cv.bwd(*fixed, res, tree_unflatten(tree_flatten(out)[1], list(g)))
+        if not isinstance(cts, (tuple, list)) or len(cts) != len(diff):
+            raise TypeError(f"custom_vjp {name}: bwd must return a tuple with one cotangent "
+                            f"per differentiable argument ({len(diff)}), got "
+                            f"{_describe_cts(cts)}.")
+        return tuple(_flatten_cts(cts, in_tree, list(vals), name))
+
+    flat_tree = tree_flatten((tuple(flat), {}))[1]
+    graph = trace_to_graph(lambda *vals: cv.fun(*full(vals)), [aval_of(x) for x in flat],
+                           flat_tree, "jit")  # for the outputs' structure, shapes and dtypes
+    out_avals = tuple(aval_of(v) if type(v) is not Var else v.aval for v in graph.outvars)
+    prim = Primitive(f"custom_vjp[{name}]", impl, multiple_results=True)
+    prim.vjp_all = vjp_all
+    prim.abstract_eval = lambda *avals: out_avals
+    outs = bind_traced(prim, tuple(flat), {})
+    return tree_unflatten(graph.out_tree, list(outs))
 
 
 def _record_custom(trace, flat, in_tree, run_fwd, to_cts, name):

@@ -7,13 +7,12 @@ rather than NaN. The other orders are compositions of fnp reductions and `svdval
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import getval
 from .._abstract import reduction_rule
 from ..extend import defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, as_array, check_matrix, inv, numpy_only
 from ._linalg_decomp import svdvals
 from ._util import expand_reduced as _expand
-from ._util import ndim, shape, wrap
+from ._util import const_of, maybe_any, ndim, shape, wrap
 
 
 def _pnorm_impl(x, p, axis=None, keepdims=False):
@@ -40,7 +39,7 @@ def _pnorm_weight(ans, x, p, axis, keepdims):
         if p < 1:  # |x|^(p-1) is infinite at a zero entry: its weight is 0 there (PyTorch)
             ax = fnp.where(ax == 0, fnp.ones_like(ax), ax)
         w = _unit(x, ax) * ax ** (p - 1) / safe ** (p - 1)
-    return fnp.where(zero, fnp.zeros_like(w), w) if getval(zero).any() else w
+    return fnp.where(zero, fnp.zeros_like(w), w) if maybe_any(zero) else w
 
 
 def _unit(x, ax):
@@ -73,8 +72,8 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == -np.inf:
         return fnp.min(fnp.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        count = np.sum(np.not_equal(getval(x), 0), axis=axis, keepdims=keepdims)
-        return count.astype(x.dtype)
+        count = fnp.sum(fnp.not_equal(const_of(x), 0), axis=axis, keepdims=keepdims)
+        return fnp.asarray(count, dtype=x.dtype)
     if ord == 1:
         return fnp.sum(fnp.abs(x), axis=axis, keepdims=keepdims)
     return _pnorm_p(x, float(ord), axis, keepdims)

@@ -6,11 +6,10 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._backend import asarray_like
-from .._batching import unbatched_value
 from .._tracer import Tracer
 from .._abstract import reduction_rule
 from ..extend import defabstract_eval, defjvp, defvjp
-from ._util import expand_reduced, norm_axes, shape, wrap
+from ._util import const_of, expand_reduced, maybe_any, norm_axes, shape, wrap
 
 __all__ = ["logsumexp"]
 
@@ -19,6 +18,15 @@ def shift(a, axis):
     """max(a) over `axis` (kept), with 0 where it is not finite: no inf - inf."""
     m = np.max(a, axis=axis, keepdims=True)
     return np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
+
+
+def _shift_of(a, axis):
+    """shift of `a`'s values, a constant; staged through fnad.numpy inside jit."""
+    v = const_of(a)
+    if not isinstance(v, Tracer):
+        return shift(v, axis)
+    m = fnp.max(v, axis=axis, keepdims=True)
+    return fnp.where(fnp.isfinite(m), m, fnp.zeros((), m.dtype))
 
 
 def _lse_impl(a, axis=None, keepdims=False):
@@ -35,28 +43,18 @@ def _lse_weight(ans, a, axis, keepdims):
     """softmax(a) over `axis`, computed from a (not from the rounded ans: exp(a - ans) would
     lose |ans| ulps), 0 rather than NaN where every entry is -inf. The shift is a constant,
     on which softmax does not depend, so the weight differentiates like softmax(a)."""
-    dead = expand_reduced(unbatched_value(ans), shape(a), axis, keepdims) == -np.inf
-    masked = isinstance(dead, Tracer) or dead.any()  # a batched mask is always applied
-    if masked:
+    dead = expand_reduced(const_of(ans), shape(a), axis, keepdims) == -np.inf
+    if maybe_any(dead):
         a = fnp.where(dead, fnp.zeros_like(a), a)
-    e = fnp.exp(a - _shift_const(a, axis))
+    e = fnp.exp(a - _shift_of(a, axis))
     w = e / fnp.sum(e, axis=axis, keepdims=True)
-    return fnp.where(dead, fnp.zeros_like(w), w) if masked else w
+    return fnp.where(dead, fnp.zeros_like(w), w) if maybe_any(dead) else w
 
 
 defvjp(_lse_p, lambda g, ans, a, axis=None, keepdims=False:
        expand_reduced(g, shape(a), axis, keepdims) * _lse_weight(ans, a, axis, keepdims))
 defjvp(_lse_p, lambda t, ans, a, axis=None, keepdims=False:
        fnp.sum(t * _lse_weight(ans, a, axis, keepdims), axis=axis, keepdims=keepdims))
-
-
-def _shift_const(a, axis):
-    """`shift` of a's value (no derivative); a batched value (vmap) stays batched."""
-    v = unbatched_value(a)
-    if not isinstance(v, Tracer):
-        return shift(v, axis)
-    m = fnp.max(v, axis=axis, keepdims=True)
-    return fnp.where(fnp.isfinite(m), m, fnp.zeros_like(m))
 
 
 def _arr(x):
@@ -89,13 +87,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     b = fnp.ones_like(a) if b is None else _arr(b)
     full = np.broadcast_shapes(shape(a), shape(b))
     a = a if shape(a) == full else fnp.broadcast_to(a, full)
-    m = _shift_const(a, axis)  # a constant shift: the result does not depend on it
+    m = _shift_of(a, axis)  # a constant shift: the result does not depend on it
     s = fnp.sum(b * fnp.exp(a - m), axis=axis, keepdims=True)
-    sv = unbatched_value(s)
-    sign = fnp.sign(sv) if isinstance(sv, Tracer) else np.sign(sv)
+    sign = fnp.sign(const_of(s))
     dead = sign == 0  # a zero sum (all of a -inf, or b 0): -inf, with a 0 gradient as above
     out = fnp.log(fnp.abs(fnp.where(dead, fnp.ones_like(s), s))) + m
-    if isinstance(dead, Tracer) or dead.any():
+    if maybe_any(dead):
         out = fnp.where(dead, fnp.full_like(out, -np.inf), out)
     if not return_sign:
         out = fnp.where(sign < 0, fnp.full_like(out, np.nan), out)

@@ -7,9 +7,11 @@ except constant-mode `pad`, a linear primitive whose transpose is a slice.
 import numpy as np
 
 from .. import numpy as fnp
+from .._abstract import AbstractEvalError
+from .._tracer import getval
 from ..extend import defabstract_eval, defjvp, defvjp
 from ._pad_modes import VALUE_MODES, pad_values
-from ._util import dtype_of, ndim, norm_axes, shape, wrap
+from ._util import dtype_of, is_staged, ndim, norm_axes, shape, wrap
 
 
 def flip(m, axis=None):
@@ -103,7 +105,12 @@ def repeat(a, repeats, axis=None):
         a, axis = fnp.ravel(a), 0
     axis = axis % ndim(a)
     s = shape(a)
-    reps = np.asarray(repeats)
+    if is_staged(repeats):
+        raise AbstractEvalError("repeat: the shape of its result depends on the values of "
+                                "`repeats`, which are not known while staging (jit); pass "
+                                "repeats as a constant (a Python int, a list, or an array "
+                                "closed over) or mark it static.")
+    reps = np.asarray(getval(repeats))
     if reps.ndim == 0 or reps.size == 1:
         r = int(reps.reshape(()))
         x = fnp.expand_dims(a, axis + 1)

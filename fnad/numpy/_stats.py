@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._tracer import getval
-from ._util import as_input, dtype_of, ndim, norm_axes, shape
+from ._util import as_input, const_of, dtype_of, is_staged, maybe_any, ndim, norm_axes, shape
 
 
 def _no_out(fname, out):
@@ -59,8 +59,8 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 def _sqrt_or_zero(v):
     """sqrt(v), with a zero derivative (to every order) where v == 0."""
-    zero = getval(v) == 0
-    if not zero.any():
+    zero = const_of(v) == 0
+    if not maybe_any(zero):
         return fnp.sqrt(v)
     return fnp.where(zero, fnp.zeros_like(v), fnp.sqrt(fnp.where(zero, fnp.ones_like(v), v)))
 
@@ -91,7 +91,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
                              f"axis {axis} ({shape(a)[ax]}).")
         w = fnp.reshape(w, tuple(shape(w)[0] if i == ax else 1 for i in range(ndim(a))))
     wsum = fnp.sum(fnp.broadcast_to(w, shape(a)), axis=axis, keepdims=keepdims)
-    if np.any(getval(wsum) == 0):
+    if not is_staged(wsum) and np.any(getval(wsum) == 0):  # staged: no values to check
         raise ZeroDivisionError("average: weights sum to zero, can't be normalized.")
     avg = fnp.sum(a * w, axis=axis, keepdims=keepdims) / wsum
     return (avg, wsum) if returned else avg

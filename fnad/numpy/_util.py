@@ -11,10 +11,14 @@ from .._shapes import ndim as ndim
 from .._shapes import norm_axes as norm_axes
 from .._shapes import shape as shape
 from .._shapes import unbroadcast as unbroadcast
-from .._tracer import PRIMITIVE_OF, Primitive, primitive, register_callable
+from .._batching import unbatched_value
+from .._staging import ConcretizationError
+from .._transforms import stop_gradient
+from .._tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, register_callable
 
 __all__ = ["wrap", "wrap_nondiff", "accepts_sequences", "as_input", "unbroadcast", "shape",
-           "ndim", "dtype_of", "norm_axes", "expand_reduced", "linalg_rule"]
+           "ndim", "dtype_of", "norm_axes", "expand_reduced", "linalg_rule", "is_staged",
+           "maybe_any", "const_of", "refuse_staged"]
 
 
 def wrap(np_fun, name=None, **kw):
@@ -63,6 +67,35 @@ def accepts_sequences(fun):
     functools.update_wrapper(wrapper, fun)
     wrapper.primitive = fun.primitive
     return wrapper
+
+
+def is_staged(x):
+    """True when `x` has no numbers below its tracers: a staged value (inside jit)."""
+    return isinstance(getval(x), Tracer)
+
+
+def maybe_any(mask):
+    """`bool(mask.any())` for concrete values; True for a staged mask (jit knows no values),
+    so that a caller which skips a masking step where nothing is masked takes the general
+    branch, which gives the same values, when staged."""
+    m = unbatched_value(mask)
+    return True if isinstance(m, Tracer) else bool(m.any())
+
+
+def refuse_staged(x, name, why, way_out):
+    """Raise ConcretizationError when `x` is staged (jit): `name` needs its values to
+    `why`; `way_out` says what to do instead."""
+    if is_staged(x):
+        raise ConcretizationError(f"{name}: inside jit its input has a shape and a dtype but no "
+                                  f"values, and it needs them to {why}; {way_out}.")
+
+
+def const_of(x):
+    """The values of `x` as a constant with no derivative: the array itself when concrete;
+    a staged (jit) or batched (vmap) value through stop_gradient, so that a replay of the
+    staged program under grad sees no derivative through it either."""
+    v = unbatched_value(x)
+    return stop_gradient(v) if isinstance(v, Tracer) else v
 
 
 def expand_reduced(v, x_shape, axis, keepdims):

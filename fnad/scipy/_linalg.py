@@ -17,7 +17,7 @@ from ..extend import defjvp, defvjp
 from ..numpy._linalg import as_array, check_matrix, check_square, eye_like, mT
 from .._abstract import same_rule
 from ..extend import defabstract_eval
-from ..numpy._util import shape, wrap
+from ..numpy._util import is_staged, refuse_staged, shape, wrap
 
 
 def _name(fname):
@@ -246,6 +246,8 @@ def expm(a):
     """
     a = check_square(_as_float(a), "expm")
     n = shape(a)[-1]
+    refuse_staged(a, "fnad.scipy.linalg.expm", "choose its number of squarings", "call it "
+                  "outside jit, or close over the matrix (a constant) instead of passing it")
     # per matrix of a stack: s squarings with ||a / 2^s||_1 <= theta_13 (constants)
     norm1 = np.max(np.sum(np.abs(np.asarray(getval(a))), axis=-2), axis=-1, initial=0.0)
     with np.errstate(divide="ignore"):
@@ -299,8 +301,8 @@ def sqrtm(a, disp=True, blocksize=64):
       x = fnad.scipy.linalg.sqrtm(a); x @ x   # a
     """
     a = check_square(_as_float(a), "sqrtm")
-    va = np.asarray(getval(a))
-    if va.size and not np.all(np.isfinite(va)):
+    va = getval(a)
+    if not is_staged(va) and va.size and not np.all(np.isfinite(va)):  # staged: no values
         raise ValueError(f"{_name('sqrtm')}: the matrix has non-finite entries.")
     return _sqrtm_p(a)
 

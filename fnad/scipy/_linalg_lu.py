@@ -11,11 +11,11 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._backend import array_module
-from .._tracer import getval
+from .._tracer import Tracer
 from ..extend import defjvp, defvjp
 from ..numpy._linalg import check_matrix, mT
 from ..extend import defabstract_eval
-from ..numpy._util import shape, wrap
+from ..numpy._util import const_of, dtype_of, shape, wrap
 
 
 def _lu_kernel(a, pivot):
@@ -58,6 +58,16 @@ def swaps_to_perm(swaps, m):
 _lu_p = wrap(lambda a: tuple(_lu_kernel(a, False)[1:]), "lu_nopivot", multiple_results=True)
 
 
+def _pivots(a):
+    swaps = _lu_kernel(np.asarray(a), True)[0]
+    return swaps_to_perm(swaps, a.shape[-2]), swaps
+
+
+# The pivoting as primitives without derivative, so that jit stages them like any other op.
+_pivots_p = wrap(_pivots, "lu_pivots", nondiff=True, multiple_results=True)
+_perm_p = wrap(swaps_to_perm, "lu_swaps_to_perm", nondiff=True)
+
+
 def _square(a):
     m, n = shape(a)[-2:]
     if m != n:
@@ -88,9 +98,8 @@ defjvp(_lu_p, _jvp_lu)
 
 def _permuted(a):
     """(perm, swaps, A[perm]): the rows of `a` in partial-pivoting order."""
-    swaps = _lu_kernel(np.asarray(getval(a)), True)[0]
-    perm = swaps_to_perm(swaps, shape(a)[-2])
-    idx = np.broadcast_to(perm[..., None], perm.shape + shape(a)[-1:])
+    perm, swaps = _pivots_p(const_of(a))
+    idx = fnp.broadcast_to(fnp.expand_dims(perm, -1), shape(perm) + shape(a)[-1:])
     return perm, swaps, fnp.take_along_axis(a, idx, axis=-2)
 
 
@@ -113,14 +122,14 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     perm, _, pa = _permuted(a)
     low, up = _lu_p(pa)
     m = shape(a)[-2]
-    inv = np.argsort(perm, axis=-1)  # A = L[inv] U
+    inv = fnp.argsort(perm, axis=-1)  # A = L[inv] U
     if permute_l:
-        idx = np.broadcast_to(inv[..., None], inv.shape + shape(low)[-1:])
+        idx = fnp.broadcast_to(fnp.expand_dims(inv, -1), shape(inv) + shape(low)[-1:])
         return fnp.take_along_axis(low, idx, axis=-2), up
     if p_indices:
         return inv, low, up
     p = perm[..., None, :] == np.arange(m)[:, None]  # p[r, c] = 1 where A's row r is LU's c
-    return p.astype(getval(low).dtype), low, up
+    return fnp.astype(p, dtype_of(low)), low, up
 
 
 def lu_factor(a, overwrite_a=False, check_finite=True):
@@ -156,8 +165,8 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
       x = fnad.scipy.linalg.lu_solve(fnad.scipy.linalg.lu_factor(a), b)
     """
     lu_, piv = lu_and_piv
-    piv = np.asarray(getval(piv))
-    perm = swaps_to_perm(piv, shape(lu_)[-1])
+    piv = const_of(piv) if isinstance(piv, Tracer) else np.asarray(piv)
+    perm = _perm_p(piv, shape(lu_)[-1])
     b = b if hasattr(b, "shape") else np.asarray(b, dtype=np.float64)
     vec = len(shape(b)) == 1
     bb = fnp.reshape(b, shape(b) + (1,)) if vec else b
@@ -167,7 +176,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     elif trans in (1, 2, "T", "C"):
         y = _solve_tri(mT(lu_), bb, True, False)
         z = _solve_tri(mT(lu_), y, False, True)
-        x = fnp.take(z, np.argsort(perm), axis=-2)
+        x = fnp.take(z, fnp.argsort(perm), axis=-2)
     else:
         raise ValueError(f"fnad.scipy.linalg.lu_solve: trans must be 0, 1 or 2, got {trans!r}.")
     return x[..., 0] if vec else x
@@ -186,3 +195,8 @@ def _lu_aval(a):
 
 
 defabstract_eval(_lu_p, _lu_aval)
+defabstract_eval(_pivots_p, lambda a: (a.update(shape=a.shape[:-1], dtype=np.intp, weak_type=False),
+                                       a.update(shape=a.shape[:-2] + (min(a.shape[-2:]),),
+                                                dtype=np.int64, weak_type=False)))
+defabstract_eval(_perm_p, lambda swaps, m: swaps.update(shape=swaps.shape[:-1] + (m,),
+                                                        dtype=np.intp))

@@ -15,6 +15,7 @@ import numpy as np
 from .. import numpy as fnp
 from .. import random as frandom
 from .._tracer import Tracer
+from ..numpy._util import is_staged, refuse_staged
 from . import special as sp
 from ._stats_util import NEG_INF, Family, arr, sample_shape, std_gamma, val, where
 
@@ -57,7 +58,14 @@ def _points(x, d):
     return x
 
 
-def _is_singular(cov):
+def _is_singular(cov, allow_singular=True):
+    if is_staged(cov):  # jit: no values; Cholesky, which refuses a singular cov when run
+        if allow_singular:
+            refuse_staged(cov, "fnad.scipy.stats.multivariate_normal", "detect a "
+                          "singular covariance (allow_singular=True)", "pass cov as a "
+                          "constant (close over it) or call it outside jit, or use "
+                          "allow_singular=False")
+        return False
     w = np.linalg.eigvalsh(val(cov))
     return w.min() <= 1e6 * np.finfo(np.float64).eps * max(np.abs(w).max(), 1e-300)
 
@@ -82,7 +90,7 @@ def _psd(cov):
 def _logpdf(x, mean=None, cov=1, allow_singular=False):
     mean, cov, d = _mvn_args(mean, cov, "logpdf")
     dev = _points(x, d) - mean
-    if not _is_singular(cov):
+    if not _is_singular(cov, allow_singular):
         low = fnp.linalg.cholesky(cov)
         z = fnp.linalg.solve(low, fnp.expand_dims(dev, -1))[..., 0]
         half_logdet = fnp.sum(fnp.log(fnp.diagonal(low)))
@@ -101,7 +109,7 @@ def _logpdf(x, mean=None, cov=1, allow_singular=False):
 
 def _entropy(mean=None, cov=1, allow_singular=False):
     mean, cov, d = _mvn_args(mean, cov, "entropy")
-    if not _is_singular(cov):
+    if not _is_singular(cov, allow_singular):
         logdet = 2 * fnp.sum(fnp.log(fnp.diagonal(fnp.linalg.cholesky(cov))))
         return 0.5 * (d * (1 + _LOG_2PI) + logdet)
     if not allow_singular:
@@ -141,7 +149,7 @@ multivariate_normal = Family(
 def _dirichlet_x(x, alpha, fname):
     """x with the components on axis 0 (K of them, or K - 1 completed by 1 - sum)."""
     x, alpha = arr(x), arr(alpha)
-    if alpha.ndim != 1 or not np.all(val(alpha) > 0):
+    if alpha.ndim != 1 or (not is_staged(alpha) and not np.all(val(alpha) > 0)):
         raise ValueError(f"fnad.scipy.stats.dirichlet.{fname}: alpha must be a vector of "
                          f"positive entries, got shape {alpha.shape}.")
     k = alpha.shape[0]
@@ -151,6 +159,8 @@ def _dirichlet_x(x, alpha, fname):
         raise ValueError(f"fnad.scipy.stats.dirichlet.{fname}: x must have {k} (or {k - 1}) "
                          f"components on axis 0 for alpha of length {k}, got shape {x.shape}.")
     xv = val(x)
+    if is_staged(xv):  # jit: no values to check
+        return x, alpha
     if np.any(xv < 0) or np.any(xv > 1) or np.any(np.abs(xv.sum(axis=0) - 1) > 1e-9):
         raise ValueError(f"fnad.scipy.stats.dirichlet.{fname}: every point of x must lie in "
                          "the simplex (entries in [0, 1] summing to 1 along axis 0).")

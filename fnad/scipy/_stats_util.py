@@ -9,7 +9,7 @@ from .. import numpy as fnp
 from .. import random as frandom
 from .._batching import unbatched_value
 from .._tracer import Tracer, getval
-from ..numpy._util import shape
+from ..numpy._util import const_of, maybe_any, shape
 
 NEG_INF = -np.inf
 
@@ -38,8 +38,8 @@ def safe(x, ok, value):
 
 def val(x):
     """The plain values of `x` (tracers unwrapped), as an array; a batched value (vmap)
-    stays batched (it has no one plain value), for comparisons and fnp.where."""
-    v = unbatched_value(x)
+    stays batched and a staged one (jit) staged, for comparisons and fnp.where."""
+    v = const_of(x)
     return v if isinstance(v, Tracer) else np.asarray(v)
 
 
@@ -55,11 +55,9 @@ def bad_scale(scale):
 
 def nan_where(bad, out):
     """NaN where `bad` (invalid parameters), as SciPy."""
-    if isinstance(bad, Tracer):
-        return where(~bad, out, np.nan)
-    if not np.any(bad):
+    if not maybe_any(bad):
         return out
-    return where(~np.asarray(bad), out, np.nan)
+    return where(fnp.logical_not(bad), out, np.nan)
 
 
 def sample_shape(size, *params):

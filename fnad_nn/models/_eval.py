@@ -10,7 +10,7 @@ from fnad.extend import getval
 import fnad_nn as nn
 
 from . import _gpt, _rnn_models, _seq2seq
-from ._util import array_module
+from ._util import on_params_device
 
 __all__ = ["token_loss", "evaluate", "lm_batches", "perplexity", "bits_per_char"]
 
@@ -47,7 +47,7 @@ def token_loss(params, config, inputs, targets, *, ignore_index=None, key=None, 
       loss, grads = fnad.value_and_grad(token_loss)(params, config, x, y)
     """
     logits = _logits(params, config, inputs, key, train)
-    targets = array_module(params).asarray(getval(targets))  # labels follow the params' device
+    targets = on_params_device(params, targets)  # labels follow the params' device
     return nn.sparse_softmax_cross_entropy(logits, targets, ignore_index=ignore_index)
 
 

@@ -14,8 +14,8 @@ import fnad_nn as nn
 
 from . import _blocks
 from ._util import (array_module, cache_length, check_tokens, check_transformer_config,
-                    dropout_keys, embed_scale, init_cache, init_norm, norm, param_dtype,
-                    rope_tables, sinusoid_table)
+                    dropout_keys, embed_scale, init_cache, init_norm, norm, on_params_device,
+                    param_dtype, rope_tables, sinusoid_table)
 
 __all__ = ["Seq2SeqConfig", "init_seq2seq", "seq2seq", "encode", "decode",
            "init_seq2seq_cache"]
@@ -151,7 +151,7 @@ def _rope(params, c, on):
 
 
 def _src_mask(params, c, src):
-    return array_module(params).asarray(nn.padding_mask(src, pad_id=c.pad_id))
+    return on_params_device(params, nn.padding_mask(src, pad_id=c.pad_id))
 
 
 def encode(params, config, src, *, key=None, train=False):

@@ -117,7 +117,13 @@ def check_tokens(fname, params, tokens):
                         f"(batch, time), got {getattr(t, 'dtype', type(t).__name__)} of shape "
                         f"{getattr(t, 'shape', None)}; cast with .astype(int) or add a batch "
                         "axis with x[None].")
-    return array_module(params).asarray(t)
+    return on_params_device(params, t)
+
+
+def on_params_device(params, x):
+    """A concrete array moved to the params' device; a staged one (jit) as it is."""
+    x = getval(x)
+    return x if isinstance(x, fnad.extend.Tracer) else array_module(params).asarray(x)
 
 
 def embed_scale(d_model, scaled):

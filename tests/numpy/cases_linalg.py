@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+import fnad
 import fnad.numpy as fnp
 import fnad.scipy.special as fsp
 from fnad.extend import getval
@@ -68,10 +69,13 @@ def tsym(t):
 
 def _pick_sign(v, mod):
     """Signs of each column's largest-magnitude entry (piecewise constant: no derivative)."""
-    vv = np.asarray(v.detach().numpy() if hasattr(v, "detach") else getval(v))
-    idx = np.argmax(np.abs(vv), axis=-2)[..., None, :]
-    s = np.sign(np.take_along_axis(vv, idx, axis=-2))
-    return torch.from_numpy(s) if mod == "torch" else s
+    if mod == "torch":
+        vv = v.detach().numpy()
+        idx = np.argmax(np.abs(vv), axis=-2)[..., None, :]
+        return torch.from_numpy(np.sign(np.take_along_axis(vv, idx, axis=-2)))
+    vv = fnad.stop_gradient(getval(v))  # fnp, so that it stages under jit
+    idx = fnp.expand_dims(fnp.argmax(fnp.abs(vv), axis=-2), -2)
+    return fnp.sign(fnp.take_along_axis(vv, idx, axis=-2))
 
 
 def f_eigh(a):
