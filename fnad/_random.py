@@ -25,7 +25,6 @@ from ._abstract import is_aval
 from ._backend import array_module
 from ._batching import BatchTracer
 from ._batching import stack as batch_stack
-from ._tracer import Tracer, getval
 from ._tracer import Primitive, Tracer, bind_traced, getval
 
 __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
