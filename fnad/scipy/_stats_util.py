@@ -7,7 +7,6 @@ import numpy as np
 
 from .. import numpy as fnp
 from .. import random as frandom
-from .._batching import unbatched_value
 from .._tracer import Tracer, getval
 from ..numpy._util import const_of, maybe_any, shape
 
