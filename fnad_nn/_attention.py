@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import array_module, getval
+from fnad.extend import Tracer, array_module
 
 from . import _init
 from ._fused import affine, attention_softmax, contiguous
@@ -202,9 +202,10 @@ def _append(cache, k, v):
     if n + t > shape_of(bk)[-2]:
         raise ValueError(f"multi_head_attention: the cache holds {shape_of(bk)[-2]} positions, "
                          f"{n + t} are needed; init_kv_cache(..., max_len=) with more room.")
-    if getval(k) is not k or getval(v) is not v:
+    if isinstance(k, Tracer) or isinstance(v, Tracer):
         raise TypeError("multi_head_attention: a preallocated kv_cache (max_len=) is written in "
-                        "place and cannot be differentiated; use init_kv_cache without max_len.")
+                        "place and cannot be differentiated, batched or staged (jit); use "
+                        "init_kv_cache without max_len there.")
     bk[..., n:n + t, :] = k
     bv[..., n:n + t, :] = v
     return bk[..., :n + t, :], bv[..., :n + t, :], {"k": bk, "v": bv, "length": n + t}

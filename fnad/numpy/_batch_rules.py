@@ -206,3 +206,33 @@ def _register():
 
 _register()
 from . import _batch_rules_index as _batch_rules_index  # noqa: E402,F401
+
+
+# ----------------------------------------------------------------------------- fft, eig, lstsq
+
+def _fft_axes_rule(prim, name):
+    """fft primitives transform given axes (`axes` or `axis`): the batch axis goes first and
+    the non-negative axes shift by one (negative ones still count from the end)."""
+    def rule(args, dims, **kw):
+        (x,), (d,) = args, dims
+        x = to_front(x, d)
+        if name == "axes":
+            kw["axes"] = tuple(a + 1 if a >= 0 else a for a in kw["axes"])
+        elif kw[name] >= 0:
+            kw[name] = kw[name] + 1
+        return prim.bind(x, **kw), 0
+    return rule
+
+
+def _register_late():
+    from . import _fft, _linalg_eig  # noqa: PLC0415 - their primitives, registered here
+    _fft._fft_p.primitive.batch = _fft_axes_rule(_fft._fft_p.primitive, "axes")
+    _fft._rfft_p.primitive.batch = _fft_axes_rule(_fft._rfft_p.primitive, "axis")
+    _fft._irfft_p.primitive.batch = _fft_axes_rule(_fft._irfft_p.primitive, "axis")
+    for p in (_linalg_eig._eig_p, _linalg_eig._eigvals_p):
+        p.primitive.batch = stack_batch(p.primitive, core=(2,))
+    _linalg_eig._rank_p.primitive.batch = stack_batch(_linalg_eig._rank_p.primitive,
+                                                      core=(1, 1))
+
+
+_register_late()

@@ -216,7 +216,12 @@ def lstsq(a, b, rcond=None):
     rank = _rank_p(s, rcond * fnp.max(s, axis=-1, keepdims=True))
     x = fnp.matmul(pinv(a, rcond), b2)
     known = _concrete(rank)
-    if m > n and known is not None and np.all(np.asarray(known) == n):
+    if m > n and known is None:  # staged (jit): the rank is unknown, so NumPy's result shape
+        # is too; the residuals are given, NaN where a turns out rank-deficient
+        resid = fnp.sum(fnp.abs(b2 - fnp.matmul(a, x)) ** 2, axis=-2)
+        full = fnp.expand_dims(rank == n, -1) if not vec and len(shape(rank)) else rank == n
+        resid = fnp.where(full, resid, fnp.full_like(resid, np.nan))
+    elif m > n and np.all(np.asarray(known) == n):
         resid = fnp.sum(fnp.abs(b2 - fnp.matmul(a, x)) ** 2, axis=-2)
     else:
         resid = fnp.zeros((0,), np.finfo(dtype_of(x)).dtype)

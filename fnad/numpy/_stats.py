@@ -7,7 +7,7 @@ rules of sum, mean, multiply, sqrt and where. var/std of complex inputs are real
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import getval
+from .._tracer import Tracer, getval
 from ._util import as_input, const_of, dtype_of, is_staged, maybe_any, ndim, norm_axes, shape
 
 
@@ -164,7 +164,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """
     _no_out("median", out)
     a = as_input(a)
-    if getval(a) is a:  # plain arrays: the backend's own median
+    if not isinstance(a, Tracer):  # plain arrays: the backend's own median
         return np.median(a, axis=axis, keepdims=keepdims)
     a = _float(fnp.asarray(a) if not hasattr(a, "shape") else a)
     nd = ndim(a)

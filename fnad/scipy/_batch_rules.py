@@ -17,8 +17,9 @@ def _register():
         prims[n].batch = elementwise_batch(prims[n])
     for n in ("softmax", "log_softmax"):
         prims[n].batch = axis_batch(prims[n])
-    for n in ("sqrtm", "lu_nopivot"):
+    for n in ("sqrtm", "lu_nopivot", "lu_pivots"):
         prims[n].batch = stack_batch(prims[n])
+    prims["lu_swaps_to_perm"].batch = stack_batch(prims["lu_swaps_to_perm"], core=(1, 0))
 
 
 _register()

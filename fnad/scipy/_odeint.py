@@ -14,6 +14,7 @@ from .._backend import array_module
 from .._tracer import Tracer
 from .._transforms import custom_vjp, vjp
 from .._tree import tree_flatten, tree_map, tree_unflatten
+from ..numpy._util import refuse_staged
 
 # Dormand-Prince 5(4) tableau.
 _C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
@@ -217,6 +218,9 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
                          "initial time); to integrate backwards, negate time in func.")
     y0 = tree_map(_float_array, y0)
     args = tree_map(_float_array, args)
+    for leaf in tree_flatten((y0, t, args))[0]:
+        refuse_staged(leaf, "fnad.scipy.integrate.odeint", "choose its adaptive steps",
+                      "call it outside the jitted function (grad and vjp of it work)")
     return _make(func, (rtol, atol, mxstep, hmax))(y0, t, *args)
 
 

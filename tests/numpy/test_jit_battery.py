@@ -18,7 +18,8 @@ from tests.numpy.test_nondiff import BINARY, UNARY
 ALL_CASES = cases.CASES + cases_linalg.CASES + cases_scipy.CASES
 
 # Need the values to decide how much work to do: refused inside jit with a clear error.
-REFUSED = {"scipy.linalg.expm": "number of squarings"}
+REFUSED = {"scipy.linalg.expm": "number of squarings",
+           "scipy.integrate.odeint": "adaptive steps"}
 
 # Rules that pick a cheaper form by looking at the values (a quotient ans / x where no input
 # is zero or tiny); staged, no value is known, so they take their general form, exact at
@@ -26,8 +27,9 @@ REFUSED = {"scipy.linalg.expm": "number of squarings"}
 GRAD_BY_ROUNDING = {"prod", "cumprod", "cumulative_prod", "at.multiply", "linalg.det",
                     "scipy.linalg.det"}
 # On plain arrays these call NumPy's own function, which associates differently (multi_dot
-# chooses its order over 4+ arrays; vector_norm over a tuple of axes reshapes first).
-FWD_BY_ROUNDING = {"linalg.multi_dot", "linalg.vector_norm"}
+# chooses its order over 4+ arrays; vector_norm over a tuple of axes reshapes first; lstsq
+# is LAPACK's gelsd there, an SVD-based formula of fnad.numpy ops when staged).
+FWD_BY_ROUNDING = {"linalg.multi_dot", "linalg.vector_norm", "linalg.lstsq"}
 RTOL = 1e-12
 
 
