@@ -15,6 +15,7 @@ import numpy as np
 from ._abstract import aval_of
 from ._graph_compile import compile_graph
 from ._graph_fusion import fuse_elementwise
+from ._graph_unroll import unroll_scans
 from ._graph_passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
 from ._graph_simplify import simplify
 from ._staging import trace_to_graph
@@ -150,8 +151,10 @@ def _builder(treedef):
 
 
 def optimize(graph, fusion=None):
-    """The default passes, in order: constant folding, algebraic simplification, CSE, dead
-    code, elementwise fusion (`fusion`: a backend name, default the fastest installed)."""
+    """The default passes, in order: unrolling of short scans, constant folding, algebraic
+    simplification, CSE, dead code, elementwise fusion (`fusion`: a backend name, default
+    the fastest installed)."""
+    graph = unroll_scans(graph)
     graph = fold_constants(graph)
     graph = simplify(graph)
     graph = eliminate_common_subexpressions(graph)

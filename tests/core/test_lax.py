@@ -152,7 +152,11 @@ def test_scan_under_jit_traces_the_body_once():
     jg(W)
     jg(W)
     assert count[0] == 1
-    assert jf.graph(W, H0, XS).primitive_counts().get("scan") == 1
+    staged = fnad.jit(f, optimize=False).graph(W, H0, XS)
+    assert staged.primitive_counts().get("scan") == 1  # staged once, as one primitive
+    unrolled = jf.graph(W, H0, XS)  # a short scan is unrolled by jit's optimisation
+    assert "scan" not in unrolled.primitive_counts()
+    assert any(n.startswith("unroll: 1 scans") for n in unrolled.notes)
 
 
 def test_scan_zero_length_and_python_scalar_carry():
@@ -368,3 +372,28 @@ def test_bodies_are_shared_across_calls():
     assert g1 is g2 and c1[0] is W and c2[0] is not W
     g3, _ = close_graph(body_closing_over(W[:, :2]), "b")  # another shape: another program
     assert g3 is not g1
+
+
+def test_jit_unrolls_short_scans_bit_identically_and_keeps_long_ones():
+    from fnad import _graph_unroll
+
+    def loss(w, h0, xs):
+        def step(h, x):
+            h = fnp.tanh(x + h @ w)
+            return h, fnp.sum(h)
+        h, ys = lax.scan(step, h0, xs, reverse=True)
+        return fnp.sum(ys) + fnp.sum(h)
+
+    vg = fnad.value_and_grad(loss)
+    got, want = fnad.jit(vg)(W, H0, XS), fnad.jit(vg, optimize=False)(W, H0, XS)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert "scan" not in fnad.jit(vg).graph(W, H0, XS).primitive_counts()
+    old = _graph_unroll.MAX_UNROLLED
+    _graph_unroll.MAX_UNROLLED = 1  # too long to unroll: the scans stay
+    try:
+        kept = fnad.jit(vg)
+        np.testing.assert_array_equal(kept(W, H0, XS)[1], want[1])
+        assert kept.graph(W, H0, XS).primitive_counts()["scan"] == 2
+    finally:
+        _graph_unroll.MAX_UNROLLED = old

@@ -13,7 +13,7 @@ CORE = ["_tracer", "_abstract", "_backend", "_shapes", "_tree", "tree", "_autodi
         "_checkpoint_load", "_staging", "_graph", "_graph_text", "_graph_passes",
         "_graph_memory", "_graph_compile", "_jit", "_graph_dot", "_lax", "_lax_prims",
         "_lax_graphs", "_lax_batch", "lax", "_batching", "_batch_families", "_graph_fusion",
-        "_graph_kernels", "_graph_simplify"]
+        "_graph_kernels", "_graph_simplify", "_graph_unroll"]
 ARRAY_LAYER = ["__init__", "_random", "random"]  # and the packages numpy, scipy, kernels
 ARRAY_PACKAGES = ("numpy", "scipy", "kernels")
 
