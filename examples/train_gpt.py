@@ -9,7 +9,7 @@ on the whole validation split at the end (in nats and bits per character). With
 pickle) every --checkpoint-every steps; --resume continues it bit for bit. At the end it
 prints a sample generated with the KV cache and draws the loss curves.
 
-    python examples/train_gpt.py                                  # cpu preset, 3000 steps
+    python examples/train_gpt.py                                  # cpu preset, 2000 steps
     python examples/train_gpt.py --preset nanogpt                 # 6 x 384, 5000 steps
     python examples/train_gpt.py --steps 20 --checkpoint run.npz  # a smoke run
     python examples/train_gpt.py --steps 40 --checkpoint run.npz --resume
@@ -28,7 +28,7 @@ from fnad_nn import models
 # model and training defaults per preset; any flag given on the command line wins
 PRESETS = {
     "cpu": dict(layers=4, heads=4, d_model=128, context=128, batch_size=32, dropout=0.0,
-                steps=3000, lr=2e-3, warmup=100, eval_every=250),
+                steps=2000, lr=2e-3, warmup=100, eval_every=250),
     "nanogpt": dict(layers=6, heads=6, d_model=384, context=256, batch_size=64, dropout=0.2,
                     steps=5000, lr=1e-3, warmup=100, eval_every=250),
     "tiny": dict(layers=1, heads=2, d_model=16, context=16, batch_size=4, dropout=0.1,

@@ -152,11 +152,7 @@ def test_scan_under_jit_traces_the_body_once():
     jg(W)
     jg(W)
     assert count[0] == 1
-    staged = fnad.jit(f, optimize=False).graph(W, H0, XS)
-    assert staged.primitive_counts().get("scan") == 1  # staged once, as one primitive
-    unrolled = jf.graph(W, H0, XS)  # a short scan is unrolled by jit's optimisation
-    assert "scan" not in unrolled.primitive_counts()
-    assert any(n.startswith("unroll: 1 scans") for n in unrolled.notes)
+    assert jf.graph(W, H0, XS).primitive_counts().get("scan") == 1  # staged once
 
 
 def test_scan_zero_length_and_python_scalar_carry():
@@ -385,13 +381,16 @@ def test_jit_unrolls_short_scans_bit_identically_and_keeps_long_ones():
         return fnp.sum(ys) + fnp.sum(h)
 
     vg = fnad.value_and_grad(loss)
-    got, want = fnad.jit(vg)(W, H0, XS), fnad.jit(vg, optimize=False)(W, H0, XS)
-    np.testing.assert_array_equal(got[0], want[0])
-    np.testing.assert_array_equal(got[1], want[1])
-    assert "scan" not in fnad.jit(vg).graph(W, H0, XS).primitive_counts()
     old = _graph_unroll.MAX_UNROLLED
-    _graph_unroll.MAX_UNROLLED = 1  # too long to unroll: the scans stay
+    _graph_unroll.MAX_UNROLLED = 4000  # unrolling is off by default (no gain measured)
     try:
+        got, want = fnad.jit(vg)(W, H0, XS), fnad.jit(vg, optimize=False)(W, H0, XS)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        unrolled = fnad.jit(vg).graph(W, H0, XS)
+        assert "scan" not in unrolled.primitive_counts()
+        assert any(n.startswith("unroll: 2 scans") for n in unrolled.notes)
+        _graph_unroll.MAX_UNROLLED = 1  # too long to unroll: the scans stay
         kept = fnad.jit(vg)
         np.testing.assert_array_equal(kept(W, H0, XS)[1], want[1])
         assert kept.graph(W, H0, XS).primitive_counts()["scan"] == 2
