@@ -54,7 +54,11 @@ def main():
     fast, slow = per_ex(params, x, y), loop()
     diff = max(float(np.max(np.abs(a[i] - b))) for i, s in enumerate(slow)
                for a, b in zip(fnad.tree_leaves(fast), fnad.tree_leaves(s)))
-    fns = {"fnad vmap": lambda: per_ex(params, x, y)}
+    jit_per_ex = fnad.jit(per_ex)
+    jdiff = max(float(np.max(np.abs(a - b))) for a, b in
+                zip(fnad.tree_leaves(jit_per_ex(params, x, y)), fnad.tree_leaves(fast)))
+    fns = {"fnad vmap": lambda: per_ex(params, x, y),
+           "fnad jit(vmap)": lambda: jit_per_ex(params, x, y)}
     if torch is not None:
         torch.set_num_threads(args.threads)
         tp = {k: torch.from_numpy(np.asarray(v)) for k, v in
@@ -75,10 +79,12 @@ def main():
     print(f"per-example grads, MLP 784-256-10 float32, batch {args.batch}, "
           f"{args.threads} threads")
     print(f"  max |vmap - loop| = {diff:.2e}" + (f", max |fnad - torch.func| = {tdiff:.2e}"
-                                                 if torch is not None else ""))
+                                                 if torch is not None else "")
+          + f", max |jit(vmap) - vmap| = {jdiff:.2e}")
     for k, v in med.items():
-        print(f"  {k:11s} {v * 1e3:9.2f} ms (median)")
+        print(f"  {k:14s} {v * 1e3:9.2f} ms (median)")
     print(f"  loop / vmap = {med['fnad loop'] / med['fnad vmap']:.1f}x (goal >= 10)")
+    print(f"  loop / jit(vmap) = {med['fnad loop'] / med['fnad jit(vmap)']:.1f}x")
     if torch is not None:
         print(f"  vmap / torch.func = {med['fnad vmap'] / med['torch.func']:.2f} (goal <= 1.5)")
 
