@@ -10,7 +10,7 @@ fnad/_graph_fusion.py and fnad/_graph_memory.py.
 
 import numpy as np
 
-from ._graph import Eqn, Graph, Var, is_array_const, map_atoms
+from ._graph import Eqn, Graph, Var, _flat_args, is_array_const, map_atoms
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants",
            "substitute", "rebuild"]
@@ -104,7 +104,7 @@ def fold_constants(graph, max_bytes=1 << 24):
     kept = []
     for e in graph.eqns:
         args = map_atoms(e.args, lambda v: consts.get(v, v))
-        if any(type(a) is Var for a in _flat(args)):
+        if any(type(a) is Var for a in _flat_args(args)):
             kept.append(Eqn(e.prim, tuple(args), e.kwargs, e.outvars, e.scope)
                         if any(v in consts for v in e.invars()) else e)
             continue
@@ -120,10 +120,3 @@ def fold_constants(graph, max_bytes=1 << 24):
     n = len(graph.eqns) - len(kept)
     return rebuild(graph, kept, outvars, note=f"constant folding: {n} equations" if n else None)
 
-
-def _flat(args):
-    for a in args:
-        if type(a) in (list, tuple):
-            yield from a
-        else:
-            yield a
