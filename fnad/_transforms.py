@@ -145,8 +145,6 @@ def _fix_ct(g, x):
         if _shape_dtype(g)[0] != x_shape:
             raise ValueError(f"internal: cotangent of shape {_shape_dtype(g)[0]} for an input "
                              f"of shape {x_shape}")
-    if _shape_dtype(g)[1].kind == "c" and x_dtype.kind != "c":
-        g = g.real  # a real input's cotangent is the real part (JAX's convention)
     if _shape_dtype(g)[1] != x_dtype:
         g = g.astype(x_dtype)
     return g
