@@ -35,7 +35,7 @@ import fnad  # noqa: E402
 import fnad.numpy as fnp  # noqa: E402
 import fnad_nn as nn  # noqa: E402
 import fnad_optim as optim  # noqa: E402
-from fnad import _graph_fusion  # noqa: E402
+from fnad._jit import fusion as _graph_fusion  # noqa: E402
 
 LR, B1, B2, EPS = 1e-3, 0.9, 0.999, 1e-8
 

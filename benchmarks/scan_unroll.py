@@ -2,7 +2,7 @@
 
 The tanh-RNN training step of benchmarks/steps.py (input 32, hidden 128, 50 steps, batch
 32, Adam, float32) under `fnad.jit`, once with its scans kept (the default,
-`fnad._graph_unroll.MAX_UNROLLED = 0`) and once unrolled (`MAX_UNROLLED = 4000`): the size
+`fnad._jit.unroll.MAX_UNROLLED = 0`) and once unrolled (`MAX_UNROLLED = 4000`): the size
 of each optimised program, then medians of interleaved blocks of calls.
 
     PYTHONPATH=. python benchmarks/scan_unroll.py [--repeats 50]
@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import fnad  # noqa: E402
-from fnad import _graph_unroll  # noqa: E402
+from fnad._jit import unroll as _graph_unroll  # noqa: E402
 import steps  # noqa: E402
 
 

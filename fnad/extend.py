@@ -29,31 +29,31 @@ Also exported for code above the core (fnad_nn, fnad_optim, your own primitives)
 `dtype_of`, `norm_axes`, and `PRIMITIVES` (every primitive created).
 """
 
-from ._abstract import AbstractEvalError as AbstractEvalError
-from ._abstract import ShapedArray as ShapedArray
-from ._abstract import abstract_eval as abstract_eval
-from ._abstract import aval_of as aval_of
-from ._abstract import data_dependent_rule as data_dependent_rule
-from ._abstract import dtype_rule as dtype_rule
-from ._abstract import elementwise_rule as elementwise_rule
-from ._abstract import reduction_rule as reduction_rule
-from ._abstract import same_rule as same_rule
-from ._abstract import standin_rule as standin_rule
-from ._backend import array_module as array_module
-from ._batch_families import axis_batch as axis_batch
-from ._batch_families import batch_size as batch_size
-from ._batch_families import elementwise_batch as elementwise_batch
-from ._batch_families import keep_batch as keep_batch
-from ._batch_families import logical_ndim as logical_ndim
-from ._batch_families import stack_batch as stack_batch
-from ._batch_families import to_front as to_front
-from ._batching import batch_fallback as batch_fallback
-from ._shapes import dtype_of as dtype_of
-from ._shapes import ndim as ndim
-from ._shapes import norm_axes as norm_axes
-from ._shapes import shape as shape
-from ._shapes import unbroadcast as unbroadcast
-from ._tracer import PRIMITIVE_OF, PRIMITIVES, Primitive, Tracer, getval, primitive
+from ._core.abstract import AbstractEvalError as AbstractEvalError
+from ._core.abstract import ShapedArray as ShapedArray
+from ._core.abstract import abstract_eval as abstract_eval
+from ._core.abstract import aval_of as aval_of
+from ._core.abstract import data_dependent_rule as data_dependent_rule
+from ._core.abstract import dtype_rule as dtype_rule
+from ._core.abstract import elementwise_rule as elementwise_rule
+from ._core.abstract import reduction_rule as reduction_rule
+from ._core.abstract import same_rule as same_rule
+from ._core.abstract import standin_rule as standin_rule
+from ._core.backend import array_module as array_module
+from ._batching.families import axis_batch as axis_batch
+from ._batching.families import batch_size as batch_size
+from ._batching.families import elementwise_batch as elementwise_batch
+from ._batching.families import keep_batch as keep_batch
+from ._batching.families import logical_ndim as logical_ndim
+from ._batching.families import stack_batch as stack_batch
+from ._batching.families import to_front as to_front
+from ._batching.trace import batch_fallback as batch_fallback
+from ._core.shapes import dtype_of as dtype_of
+from ._core.shapes import ndim as ndim
+from ._core.shapes import norm_axes as norm_axes
+from ._core.shapes import shape as shape
+from ._core.shapes import unbroadcast as unbroadcast
+from ._core.tracer import PRIMITIVE_OF, PRIMITIVES, Primitive, Tracer, getval, primitive
 
 __all__ = ["Primitive", "Tracer", "primitive", "defvjp", "defjvp", "defjvp_linear",
            "defvjp_all", "defvjp_multi", "getval", "as_primitive", "array_module",

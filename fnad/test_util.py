@@ -8,9 +8,9 @@ holomorphic f, vjp(f)(u) = u * f'(z).
 
 import numpy as np
 
-from ._tracer import getval
-from ._transforms import jvp, vjp
-from ._tree import tree_flatten, tree_unflatten
+from ._core.tracer import getval
+from ._ad.transforms import jvp, vjp
+from ._core.tree import tree_flatten, tree_unflatten
 
 __all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
 

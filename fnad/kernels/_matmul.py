@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import cupy_or_none, is_cupy_array
+from .._core.backend import cupy_or_none, is_cupy_array
 from ..numpy._batch_rules import matmul_batch
 from ..extend import as_primitive, defabstract_eval, defjvp, defvjp, primitive
 
@@ -115,7 +115,7 @@ def _matmul_impl(a, b):
 def _matmul_gpu(a, b):
     cp = cupy_or_none()
     if not (is_cupy_array(a) and is_cupy_array(b)):
-        from .._backend import mixed_device_error
+        from .._core.backend import mixed_device_error
         raise mixed_device_error(b if is_cupy_array(a) else a, a if is_cupy_array(a) else b,
                                  "fnad.kernels.matmul")
     if a.device.id != b.device.id:

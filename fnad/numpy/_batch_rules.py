@@ -8,12 +8,12 @@ import string
 import numpy as np
 
 from .. import numpy as fnp
-from .._batch_families import (all_to_front, axis_batch, batch_size, elementwise_batch,
-                               keep_batch, logical_ndim, stack_batch, to_front)
-from .._batching import batch_fallback
-from .._devices import _put
-from .._tracer import PRIMITIVE_OF, PRIMITIVES
-from .._transforms import stop_gradient_p
+from .._batching.families import (all_to_front, axis_batch, batch_size, elementwise_batch,
+                                  keep_batch, logical_ndim, stack_batch, to_front)
+from .._batching.trace import batch_fallback
+from .._core.devices import _put
+from .._core.tracer import PRIMITIVE_OF, PRIMITIVES
+from .._ad.transforms import stop_gradient_p
 from ..extend import as_primitive
 from ._util import shape
 

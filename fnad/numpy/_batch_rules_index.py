@@ -12,11 +12,11 @@ else first; `_layout` works out where the batch axis lands.
 import numpy as np
 
 from .. import numpy as fnp
-from .._abstract import abstract_eval
-from .._backend import array_module
-from .._batch_families import batch_size, to_front
-from .._batching import _moveaxis, batch_fallback
-from .._tracer import PRIMITIVES, Tracer
+from .._core.abstract import abstract_eval
+from .._core.backend import array_module
+from .._batching.families import batch_size, to_front
+from .._batching.trace import _moveaxis, batch_fallback
+from .._core.tracer import PRIMITIVES, Tracer
 from ._util import shape
 
 _P = {p.name: p for p in PRIMITIVES}

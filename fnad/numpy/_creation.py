@@ -4,8 +4,8 @@ derivative; `array`/`asarray` of a list that holds traced values stack them."""
 import numpy as np
 
 from .. import numpy as fnp
-from .._abstract import ShapedArray, same_rule
-from .._tracer import Tracer
+from .._core.abstract import ShapedArray, same_rule
+from .._core.tracer import Tracer
 from ..extend import as_primitive, defabstract_eval, defjvp_linear, defvjp
 from ._util import wrap, wrap_nondiff
 

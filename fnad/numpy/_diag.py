@@ -7,7 +7,7 @@ linear primitives, each the other's VJP, so derivatives of any order stay cheap.
 import numpy as np
 
 from .. import numpy as fnp
-from .._abstract import standin_rule
+from .._core.abstract import standin_rule
 from ..extend import defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, shape, wrap
 

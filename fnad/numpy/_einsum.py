@@ -11,9 +11,9 @@ import string
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import array_module
-from .._tracer import getval
-from .._abstract import ShapedArray
+from .._core.backend import array_module
+from .._core.tracer import getval
+from .._core.abstract import ShapedArray
 from ..extend import defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, shape, wrap
 

@@ -9,9 +9,9 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
-from .._abstract import ShapedArray, elementwise_rule, xp_of
-from .._backend import array_module
-from .._tracer import Tracer, getval
+from .._core.abstract import ShapedArray, elementwise_rule, xp_of
+from .._core.backend import array_module
+from .._core.tracer import Tracer, getval
 from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 

@@ -21,8 +21,8 @@ import warnings
 import numpy as np
 
 from .. import numpy as fnp
-from .._abstract import ShapedArray
-from .._backend import array_module
+from .._core.abstract import ShapedArray
+from .._core.backend import array_module
 from ..extend import defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, shape, wrap
 
@@ -345,7 +345,7 @@ def _xp_for(device):
     if device in (None, "cpu"):
         return np
     if device == "gpu":
-        from .._backend import cupy_or_none
+        from .._core.backend import cupy_or_none
         xp = cupy_or_none()
         if xp is None:
             raise RuntimeError("fnad.numpy.fft: device='gpu' asked for, but no GPU is usable "

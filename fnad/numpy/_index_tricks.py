@@ -10,7 +10,7 @@ A leading string 'axis[,ndmin[,trans1d]]' sets the axis, the minimum dimension a
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import Tracer
+from .._core.tracer import Tracer
 from ._util import ndim
 
 __all__ = ["r_", "c_"]

@@ -4,12 +4,12 @@ scatter-add that is the gather's transpose. Repeated indices accumulate."""
 import numpy as np
 
 from .. import numpy as fnp
-from .._abstract import (ShapedArray, data_dependent_rule, eval_on_standins, is_aval,
-                         reduction_rule, xp_of)
+from .._core.abstract import (ShapedArray, data_dependent_rule, eval_on_standins, is_aval,
+                              reduction_rule, xp_of)
 from ..extend import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
-from .._backend import array_module
-from .._batching import index_dispatch, unbatched_value
-from .._tracer import Tracer, getval
+from .._core.backend import array_module
+from .._batching.trace import index_dispatch, unbatched_value
+from .._core.tracer import Tracer, getval
 from ._scatter import is_basic as is_basic, is_unique as _is_unique, scatter_add
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 

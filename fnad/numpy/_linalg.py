@@ -12,9 +12,9 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import array_module, asarray_like, is_cupy_array
-from .._tracer import Tracer, getval
-from .._abstract import ShapedArray
+from .._core.backend import array_module, asarray_like, is_cupy_array
+from .._core.tracer import Tracer, getval
+from .._core.abstract import ShapedArray
 from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
 from ._util import (as_input, const_of, dtype_of, is_staged, linalg_rule, ndim, shape,
                     unbroadcast, wrap)

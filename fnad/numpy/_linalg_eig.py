@@ -18,8 +18,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import array_module
-from .._tracer import getval
+from .._core.backend import array_module
+from .._core.tracer import getval
 from ..extend import defabstract_eval, defjvp, defvjp
 from ._linalg import as_array, check_matrix, check_square, diag_embed, diag_part
 from ._linalg import mT, numpy_only, pinv, solve

@@ -7,7 +7,7 @@ rather than NaN. The other orders are compositions of fnp reductions and `svdval
 import numpy as np
 
 from .. import numpy as fnp
-from .._abstract import reduction_rule
+from .._core.abstract import reduction_rule
 from ..extend import defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, as_array, check_matrix, inv, numpy_only
 from ._linalg_decomp import svdvals

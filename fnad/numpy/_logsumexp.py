@@ -5,9 +5,9 @@ fnad.numpy needs nothing from the layer above it."""
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import asarray_like
-from .._tracer import Tracer
-from .._abstract import reduction_rule
+from .._core.backend import asarray_like
+from .._core.tracer import Tracer
+from .._core.abstract import reduction_rule
 from ..extend import defabstract_eval, defjvp, defvjp
 from ._util import const_of, expand_reduced, maybe_any, norm_axes, shape, wrap
 

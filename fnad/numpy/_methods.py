@@ -1,13 +1,13 @@
 """Array methods and operators for tracers, so NumPy-style user code works under tracing.
 
 They form the mixin class `ArrayTracerMethods`, which fnad/__init__.py registers on the
-tracer base class with `fnad._tracer.register_array_methods`.
+tracer base class with `fnad._core.tracer.register_array_methods`.
 """
 
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import PRIMITIVE_OF, Tracer, bind_traced, diagnose
+from .._core.tracer import PRIMITIVE_OF, Tracer, bind_traced, diagnose
 from ._indexing import getitem, normalize_index
 
 

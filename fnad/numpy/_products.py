@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import numpy as fnp
-from .._abstract import ShapedArray, xp_of
+from .._core.abstract import ShapedArray, xp_of
 from ..extend import defabstract_eval, defjvp_linear, defvjp
 from ._util import ndim, shape, unbroadcast, wrap
 

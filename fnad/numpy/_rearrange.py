@@ -7,8 +7,8 @@ except constant-mode `pad`, a linear primitive whose transpose is a slice.
 import numpy as np
 
 from .. import numpy as fnp
-from .._abstract import AbstractEvalError
-from .._tracer import getval
+from .._core.abstract import AbstractEvalError
+from .._core.tracer import getval
 from ..extend import defabstract_eval, defjvp, defvjp
 from ._pad_modes import VALUE_MODES, pad_values
 from ._util import dtype_of, is_staged, ndim, norm_axes, shape, wrap

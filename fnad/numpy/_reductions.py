@@ -12,8 +12,8 @@ import builtins
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import Tracer, getval
-from .._abstract import dtype_rule, reduction_rule
+from .._core.tracer import Tracer, getval
+from .._core.abstract import dtype_rule, reduction_rule
 from ..extend import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
 from ._util import accepts_sequences, as_input, dtype_of, ndim, norm_axes, shape, wrap
 from ._util import wrap_nondiff

@@ -7,7 +7,7 @@ rules of sum, mean, multiply, sqrt and where. var/std of complex inputs are real
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import Tracer, getval
+from .._core.tracer import Tracer, getval
 from ._util import as_input, const_of, dtype_of, is_staged, maybe_any, ndim, norm_axes, shape
 
 

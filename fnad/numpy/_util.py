@@ -1,20 +1,20 @@
 """Helpers shared by the rule tables: wrapping NumPy functions as primitives; the shape
-helpers (unbroadcast, ...) come from the core, fnad._shapes, as fnad.extend exports them."""
+helpers (unbroadcast, ...) come from the core, fnad._core.shapes, as fnad.extend exports them."""
 
 import functools
 
 import numpy as np
 
-from .._abstract import ShapedArray, is_aval, ufunc_rule, xp_of
-from .._shapes import dtype_of as dtype_of
-from .._shapes import ndim as ndim
-from .._shapes import norm_axes as norm_axes
-from .._shapes import shape as shape
-from .._shapes import unbroadcast as unbroadcast
-from .._batching import unbatched_value
-from .._staging import ConcretizationError
-from .._transforms import stop_gradient
-from .._tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, register_callable
+from .._core.abstract import ShapedArray, is_aval, ufunc_rule, xp_of
+from .._core.shapes import dtype_of as dtype_of
+from .._core.shapes import ndim as ndim
+from .._core.shapes import norm_axes as norm_axes
+from .._core.shapes import shape as shape
+from .._core.shapes import unbroadcast as unbroadcast
+from .._batching.trace import unbatched_value
+from .._jit.staging import ConcretizationError
+from .._ad.transforms import stop_gradient
+from .._core.tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, register_callable
 
 __all__ = ["wrap", "wrap_nondiff", "accepts_sequences", "as_input", "unbroadcast", "shape",
            "ndim", "dtype_of", "norm_axes", "expand_reduced", "linalg_rule", "is_staged",

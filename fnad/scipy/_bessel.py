@@ -9,7 +9,7 @@ The order (n or v) carries no derivative: asking for one raises NotImplementedEr
 
 from .. import numpy as fnp
 from ..extend import defjvp, defvjp
-from .._abstract import elementwise_rule
+from .._core.abstract import elementwise_rule
 from ..extend import as_primitive, defabstract_eval
 from ..numpy._util import shape, unbroadcast, wrap
 from . import _bessel_kernels as _b

@@ -12,10 +12,10 @@ iteration and differentiated through the Sylvester equation X dX + dX X = dA.
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import getval
+from .._core.tracer import getval
 from ..extend import defjvp, defvjp
 from ..numpy._linalg import as_array, check_matrix, check_square, eye_like, mT
-from .._abstract import same_rule
+from .._core.abstract import same_rule
 from ..extend import defabstract_eval
 from ..numpy._util import is_staged, refuse_staged, shape, wrap
 

@@ -10,8 +10,8 @@ matrix, whose rules are (for A = L U square, F = L^{-1} dA U^{-1}):
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import array_module
-from .._tracer import Tracer
+from .._core.backend import array_module
+from .._core.tracer import Tracer
 from ..extend import defjvp, defvjp
 from ..numpy._linalg import check_matrix, mT
 from ..extend import defabstract_eval

@@ -10,10 +10,10 @@ odeint again, so it is itself differentiable (higher-order reverse mode).
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import array_module
-from .._tracer import Tracer
-from .._transforms import custom_vjp, vjp
-from .._tree import tree_flatten, tree_map, tree_unflatten
+from .._core.backend import array_module
+from .._core.tracer import Tracer
+from .._ad.transforms import custom_vjp, vjp
+from .._core.tree import tree_flatten, tree_map, tree_unflatten
 from ..numpy._util import refuse_staged
 
 # Dormand-Prince 5(4) tableau.

@@ -9,10 +9,10 @@ derivative order works, and it is bilinear, so its JVP is itself. The modes 'sam
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import array_module
-from .._tracer import Tracer
+from .._core.backend import array_module
+from .._core.tracer import Tracer
 from ..extend import defjvp_linear, defvjp
-from .._abstract import ShapedArray, xp_of
+from .._core.abstract import ShapedArray, xp_of
 from ..extend import defabstract_eval
 from ..numpy._util import shape, wrap
 

@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
-from .._backend import asarray_like, is_cupy_array
-from .._tracer import Tracer
-from .._abstract import dtype_rule, elementwise_rule
+from .._core.backend import asarray_like, is_cupy_array
+from .._core.tracer import Tracer
+from .._core.abstract import dtype_rule, elementwise_rule
 from ..extend import (as_primitive, defabstract_eval, defjvp, defvjp, primitive, shape,
                       unbroadcast)
 from ..numpy import logsumexp as logsumexp

@@ -12,9 +12,9 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import getval
+from .._core.tracer import getval
 from ..extend import defjvp, defvjp
-from .._abstract import elementwise_rule
+from .._core.abstract import elementwise_rule
 from ..extend import as_primitive, defabstract_eval
 from ..numpy._util import const_of, is_staged, maybe_any, shape, unbroadcast, wrap
 from . import _special_kernels as _k

@@ -11,7 +11,7 @@ import math
 
 
 from .. import numpy as fnp
-from .._tracer import Tracer
+from .._core.tracer import Tracer
 from . import special as sp
 from ._stats_util import (NEG_INF, Family, arr, bad_scale, nan_where, safe, sample_shape,
                           std_gamma, std_normal, uniform01, val, where)

@@ -10,7 +10,7 @@ constant) and rvs is ppf of uniform draws from a fnad.random key.
 import numpy as np
 
 from .. import numpy as fnp
-from .._tracer import Tracer
+from .._core.tracer import Tracer
 from . import _special_kernels as _k
 from . import special as sp
 from ._stats_util import NEG_INF, Family, arr, safe, sample_shape, uniform01, val, where

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .. import random as frandom
-from .._tracer import Tracer
+from .._core.tracer import Tracer
 from ..numpy._util import is_staged, refuse_staged
 from . import special as sp
 from ._stats_util import NEG_INF, Family, arr, sample_shape, std_gamma, val, where

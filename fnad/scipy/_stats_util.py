@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .. import random as frandom
-from .._tracer import Tracer, getval
+from .._core.tracer import Tracer, getval
 from ..numpy._util import const_of, maybe_any, shape
 
 NEG_INF = -np.inf

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fnad._backend import cupy_or_none, gpu_unavailable_reason
+from fnad._core.backend import cupy_or_none, gpu_unavailable_reason
 
 
 @pytest.fixture

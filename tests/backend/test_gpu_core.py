@@ -7,7 +7,7 @@ import pytest
 import fnad
 import fnad.numpy as fnp
 import fnad.random as jr
-from fnad._backend import DeviceMismatchError, is_cupy_array
+from fnad._core.backend import DeviceMismatchError, is_cupy_array
 from tests.core.test_random import _draws
 
 pytestmark = pytest.mark.gpu
@@ -84,7 +84,7 @@ _PLAIN_UFUNC_XFAIL = pytest.mark.xfail(
            "catch the error), so CuPy's TypeError comes through", raises=TypeError,
     strict=False)
 _OPERATOR_XFAIL = pytest.mark.xfail(
-    reason="traced operators skip fnad._tracer.diagnose (fnad/numpy/_methods.py calls "
+    reason="traced operators skip fnad._core.tracer.diagnose (fnad/numpy/_methods.py calls "
            "Trace.process, which calls prim.impl in fnad/_autodiff.py)", raises=TypeError,
     strict=False)
 

@@ -6,7 +6,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._backend import is_cupy_array
+from fnad._core.backend import is_cupy_array
 from fnad.kernels import _matmul as km
 from fnad.kernels import _matmul_cuda as kc
 from fnad.test_util import check_grads

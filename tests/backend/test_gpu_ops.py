@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fnad
-from fnad._backend import cupy_or_none, is_cupy_array
+from fnad._core.backend import cupy_or_none, is_cupy_array
 
 pytestmark = pytest.mark.gpu
 

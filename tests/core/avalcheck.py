@@ -10,8 +10,8 @@ import contextlib
 
 import numpy as np
 
-from fnad._abstract import AbstractEvalError, abstract_eval, is_aval
-from fnad._tracer import PRIMITIVES
+from fnad._core.abstract import AbstractEvalError, abstract_eval, is_aval
+from fnad._core.tracer import PRIMITIVES
 
 
 def _leaves(x):
@@ -89,7 +89,7 @@ _CONVERSIONS = ("__bool__", "__int__", "__float__", "__index__")
 def no_concrete_reads():
     """Within the block, converting a tracer to a Python bool/int/float/index raises: code
     that passes runs unchanged when its inputs are staged (jit)."""
-    from fnad._tracer import Tracer
+    from fnad._core.tracer import Tracer
     saved = {n: Tracer.__dict__[n] for n in _CONVERSIONS}
 
     def refuse(self, *args):

@@ -9,8 +9,8 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._abstract import ShapedArray, abstract_eval, aval_of
-from fnad._tracer import Trace, Tracer
+from fnad._core.abstract import ShapedArray, abstract_eval, aval_of
+from fnad._core.tracer import Trace, Tracer
 
 
 def test_shaped_array_fields_and_repr():
@@ -91,7 +91,7 @@ def test_every_primitive_of_the_packages_has_an_abstract_eval():
     code = """
 import fnad, fnad.numpy, fnad.numpy.linalg, fnad.scipy.special, fnad.random, fnad.kernels
 import fnad_nn, fnad_optim
-from fnad._tracer import PRIMITIVES
+from fnad._core.tracer import PRIMITIVES
 missing = sorted(p.name for p in PRIMITIVES if p.abstract_eval is None)
 assert len(PRIMITIVES) > 150, len(PRIMITIVES)
 print("missing:", missing)

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 import fnad
-from fnad._checkpoint import CheckpointError
+from fnad._io.checkpoint import CheckpointError
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -141,9 +142,9 @@ def test_format_is_readable_without_fnad(tmp_path):
 
 
 def test_no_pickle_in_runtime_module():
-    with open(os.path.join(REPO, "fnad", "_checkpoint.py")) as f:
-        src = f.read()
-    assert "import pickle" not in src and "allow_pickle=True" not in src
+    for path in pathlib.Path(REPO, "fnad", "_io").glob("*.py"):
+        src = path.read_text()
+        assert "import pickle" not in src and "allow_pickle=True" not in src, path
 
 
 def test_object_arrays_and_unknown_leaves_rejected(tmp_path):
@@ -262,7 +263,7 @@ def test_load_device_cpu_and_gpu_without_cupy(tmp_path):
 _WRITER = textwrap.dedent("""
     import sys, time
     import numpy as np
-    import fnad, fnad._checkpoint as ck
+    import fnad, fnad._io.checkpoint as ck
     path = sys.argv[1]
     fnad.save(path, {"version": 1, "w": np.full(4, 1.0)})
     real = ck._write_array

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import fnad
-import fnad._checkpoint_load as ckload
-from fnad._checkpoint import CheckpointError
+import fnad._io.reader as ckload
+from fnad._io.checkpoint import CheckpointError
 
 CALLS = []
 

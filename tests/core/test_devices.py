@@ -9,8 +9,8 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._backend import DeviceMismatchError, array_module, find_mixed_devices
-from fnad._devices import Device, device_of, parse_device
+from fnad._core.backend import DeviceMismatchError, array_module, find_mixed_devices
+from fnad._core.devices import Device, device_of, parse_device
 
 HAS_GPU = bool(fnad.devices("gpu"))
 needs_no_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU behaviour")

@@ -9,8 +9,8 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._graph import np_summary
-from fnad._graph_dot import gradients, quote
+from fnad._graph.ir import np_summary
+from fnad._graph.dot import gradients, quote
 
 X = np.array([0.5, -1.0])
 QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -189,7 +189,7 @@ def test_max_nodes_summarises_the_rest():
 def test_named_scope_is_checked_restored_and_free_eagerly():
     with pytest.raises(TypeError, match="non-empty str"):
         fnad.named_scope("")
-    from fnad._staging import current_scope
+    from fnad._jit.staging import current_scope
     with pytest.raises(RuntimeError):
         with fnad.named_scope("a"):
             assert current_scope() == ("a",)

@@ -16,10 +16,10 @@ import pytest
 import fnad
 import fnad.numpy as fnp
 import fnad_optim as optim
-from fnad import _graph_fusion as gf
-from fnad import _graph_kernels as gk
-from fnad._graph import Eqn, Var
-from fnad._graph_simplify import simplify
+from fnad._jit import fusion as gf
+from fnad._jit import kernels as gk
+from fnad._graph.ir import Eqn, Var
+from fnad._jit.simplify import simplify
 
 BACKENDS = [b for b in ("numba", "numexpr", "numpy") if gf._importable(b)]
 TOL = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-13}
@@ -259,7 +259,7 @@ def test_fusion_off():
 @pytest.mark.skipif("numba" not in BACKENDS, reason="numba is not installed")
 def test_numba_kernels_are_cached_on_disk(tmp_path):
     code = ("import numpy as np, fnad, fnad.numpy as fnp\n"
-            "from fnad import _graph_fusion as gf\n"
+            "from fnad._jit import fusion as gf\n"
             "gf.set_backend('numba'); gf.MIN_SIZE = 2\n"
             "f = fnad.jit(lambda x: fnp.sqrt(x * 3.0 + 1.0) - x)\n"
             "f(np.ones(7)); import sys\n"

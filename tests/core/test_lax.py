@@ -356,9 +356,9 @@ def test_nested_scan_cond_and_integer_carry_under_grad_and_jit():
 
 def test_bodies_are_shared_across_calls():
     # a body traced again on each call, closing over new arrays, reuses its derived programs
-    from fnad._lax_graphs import close as close_graph  # noqa: PLC0415
-    from fnad._lax_graphs import trace_flat  # noqa: PLC0415
-    from fnad._abstract import aval_of  # noqa: PLC0415
+    from fnad.lax._graphs import close as close_graph  # noqa: PLC0415
+    from fnad.lax._graphs import trace_flat  # noqa: PLC0415
+    from fnad._core.abstract import aval_of  # noqa: PLC0415
 
     def body_closing_over(w):
         return trace_flat(lambda h: fnp.tanh(h @ w), [aval_of(H0)], "body")
@@ -371,7 +371,7 @@ def test_bodies_are_shared_across_calls():
 
 
 def test_jit_unrolls_short_scans_bit_identically_and_keeps_long_ones():
-    from fnad import _graph_unroll
+    from fnad._jit import unroll as _graph_unroll
 
     def loss(w, h0, xs):
         def step(h, x):

@@ -9,8 +9,8 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._abstract import aval_of
-from fnad._tracer import Trace, Tracer
+from fnad._core.abstract import aval_of
+from fnad._core.tracer import Trace, Tracer
 from fnad.extend import defjvp, defvjp_all, defvjp_multi, primitive
 from fnad.test_util import check_grads
 

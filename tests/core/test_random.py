@@ -8,7 +8,7 @@ import pytest
 import fnad
 import fnad.numpy as fnp
 import fnad.random as jr
-from fnad import _random as R
+from fnad.random import _random as R
 
 N = 200_000
 KEY = jr.PRNGKey(0)

@@ -7,8 +7,8 @@ import pytest
 import fnad
 import fnad.numpy as fnp
 import fnad_nn as nn
-from fnad._abstract import abstract_eval
-from fnad._tracer import PRIMITIVES
+from fnad._core.abstract import abstract_eval
+from fnad._core.tracer import PRIMITIVES
 from tests.core.avalcheck import checking_abstract_eval
 
 KEY = fnad.random.PRNGKey(0)

@@ -6,8 +6,8 @@ import numpy as np
 import fnad
 import fnad.numpy as fnp
 import fnad_nn as nn
-from fnad._autodiff import RevTrace
-from fnad._tracer import getval
+from fnad._ad.reverse import RevTrace
+from fnad._core.tracer import getval
 from fnad.test_util import check_grads
 from tests.core.avalcheck import no_concrete_reads
 

@@ -7,7 +7,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._abstract import AbstractEvalError, ShapedArray, abstract_eval
+from fnad._core.abstract import AbstractEvalError, ShapedArray, abstract_eval
 from fnad.extend import as_primitive
 from tests.core.avalcheck import checking_abstract_eval
 from tests.numpy import cases_linalg

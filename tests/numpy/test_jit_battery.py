@@ -10,7 +10,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._abstract import AbstractEvalError
+from fnad._core.abstract import AbstractEvalError
 from tests.numpy import cases, cases_linalg, cases_scipy
 from tests.numpy.battery import leaves
 from tests.numpy.test_nondiff import BINARY, UNARY

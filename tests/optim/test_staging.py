@@ -7,8 +7,8 @@ import pytest
 
 import fnad
 import fnad_optim as fo
-from fnad._autodiff import RevTrace
-from fnad._tracer import getval
+from fnad._ad.reverse import RevTrace
+from fnad._core.tracer import getval
 from tests.core.avalcheck import no_concrete_reads
 
 def _params(dtype):

@@ -1,0 +1,165 @@
+"""Batching rules for whole families of primitives (elementwise, reductions along `axis`, ops
+on stacks of matrices), written with array methods only, so the core imports no array layer.
+
+A rule gets the argument values and their batch axes (`dims`, None where an argument is not
+batched) and calls the primitive again through `prim.bind`, which sends traced values on to
+their own transforms. `fnad.extend` exports these helpers; fnad.numpy, fnad.scipy and fnad_nn
+register them for their primitives.
+"""
+
+import inspect
+
+import numpy as np
+
+from .trace import _moveaxis, _namespace, batch_fallback
+
+__all__ = ["batch_size", "to_front", "all_to_front", "elementwise_batch", "axis_batch",
+           "stack_batch", "keep_batch", "logical_ndim"]
+
+
+def _ndim(x):
+    return len(getattr(x, "shape", ()))
+
+
+def logical_ndim(x, d):
+    """The rank of one example of `x` (batched along `d`, or not batched)."""
+    return _ndim(x) - (d is not None)
+
+
+def batch_size(args, dims):
+    """The batch size, from the first batched argument."""
+    for a, d in zip(args, dims):
+        if isinstance(d, int):
+            return a.shape[d]
+        if isinstance(d, tuple):
+            n = batch_size(a, d)
+            if n is not None:
+                return n
+    return None
+
+
+def to_front(x, d, size=None):
+    """`x` with its batch axis first; an unbatched `x` is repeated `size` times (or left
+    alone when `size` is None)."""
+    if d is None:
+        if size is None:
+            return x
+        if not hasattr(x, "shape"):
+            x = np.asarray(x)
+        xp = _namespace([x])
+        return xp.broadcast_to(x[None], (size,) + tuple(x.shape))
+    return _moveaxis(x, d, 0)
+
+
+def all_to_front(args, dims):
+    """Every argument with its batch axis first, the unbatched ones repeated."""
+    n = batch_size(args, dims)
+    return [to_front(a, d, n) for a, d in zip(args, dims)]
+
+
+def _lift(x, r):
+    """Batched `x` (batch axis first) with size-1 axes after the batch axis up to rank 1 + r,
+    so NumPy's right-aligned broadcasting lines its example axes up with the others."""
+    s = tuple(x.shape)
+    k = r + 1 - len(s)
+    return x if k == 0 else x.reshape(s[:1] + (1,) * k + s[1:])
+
+
+def elementwise_batch(prim):
+    """The rule of an elementwise primitive (broadcasting its array arguments)."""
+    def rule(args, dims, **kwargs):
+        if any(isinstance(d, tuple) for d in dims):
+            return batch_fallback(prim, args, dims, kwargs, batch_size(args, dims))
+        ranks = [logical_ndim(a, d) for a, d in zip(args, dims)]
+        r = max(ranks)
+        bd = {d for d in dims if d is not None}
+        if len(bd) == 1:
+            d = bd.pop()
+            if all(k == r for k, dd in zip(ranks, dims) if dd is not None) and all(
+                    k <= r - d for k, dd in zip(ranks, dims) if dd is None):
+                return prim.bind(*args, **kwargs), d  # the axes already line up
+        args = [a if d is None else _lift(_moveaxis(a, d, 0), r) for a, d in zip(args, dims)]
+        return prim.bind(*args, **kwargs), 0
+    return rule
+
+
+def keep_batch(prim):
+    """The rule of a primitive that acts on its first argument element by element and takes
+    no other batched argument (astype, stop_gradient, device_put): the axis stays."""
+    def rule(args, dims, **kwargs):
+        if any(d is not None for d in dims[1:]):
+            return batch_fallback(prim, args, dims, kwargs, batch_size(args, dims))
+        return prim.bind(*args, **kwargs), dims[0]
+    return rule
+
+
+def _shift_axis(axis, nd):
+    if isinstance(axis, (tuple, list)):
+        return tuple(int(a) % nd + 1 for a in axis)
+    return int(axis) % nd + 1
+
+
+def axis_batch(prim, none="all", default=None):
+    """The rule of a primitive reducing or scanning its first argument along `axis` (other
+    arguments unbatched): the batch axis goes first and `axis` shifts by one. `none` says
+    what axis=None means: "all" the axes (sum, max) or the "flat" array (argmax, argsort);
+    `default` is `axis`'s default where the signature cannot be read."""
+    try:
+        sig = inspect.signature(prim.impl)
+    except (TypeError, ValueError):
+        sig = None
+    first = next(iter(sig.parameters)) if sig is not None else None
+    dflt = sig.parameters["axis"].default if sig is not None else default
+
+    def rule(args, dims, **kwargs):
+        x, d = args[0], dims[0]
+        nd = logical_ndim(x, d)
+        if any(dd is not None for dd in dims[1:]) or sig is None or (nd == 0 and none == "flat"):
+            return batch_fallback(prim, args, dims, kwargs, batch_size(args, dims))
+        bound = sig.bind(*args, **kwargs)
+        axis = bound.arguments.get("axis", dflt)
+        if nd == 0 and axis is not None and axis != ():
+            return batch_fallback(prim, args, dims, kwargs, batch_size(args, dims))
+        x = _moveaxis(x, d, 0)
+        flat_keep = False
+        if axis is None:
+            if none == "all":
+                axis = tuple(range(1, nd + 1))
+            else:
+                x = x.reshape((x.shape[0], -1))
+                axis, flat_keep = 1, bool(bound.arguments.get("keepdims", False))
+        else:
+            axis = _shift_axis(axis, nd)
+        bound.arguments[first] = x
+        bound.arguments["axis"] = axis
+        out = prim.bind(*bound.args, **bound.kwargs)
+        if flat_keep:
+            out = out.reshape((out.shape[0],) + (1,) * nd)
+        return out, 0
+    return rule
+
+
+def stack_batch(prim, core=None):
+    """The rule of a primitive on stacks of matrices (linalg) whose array arguments broadcast
+    over leading axes: the batch axes go first (unbatched arguments left as they are, which
+    broadcast). `core` gives, per argument, its core rank (2 for a matrix): an unbatched
+    argument with leading axes of its own is repeated instead."""
+    def rule(args, dims, **kwargs):
+        if any(isinstance(d, tuple) for d in dims):
+            return batch_fallback(prim, args, dims, kwargs, batch_size(args, dims))
+        n = batch_size(args, dims)
+        cores = core or (2,) * len(args)
+        lead = max(logical_ndim(a, d) - c for a, d, c in zip(args, dims, cores)
+                   if d is not None or hasattr(a, "shape"))
+        out = []
+        for a, d, c in zip(args, dims, cores):
+            if d is not None or (hasattr(a, "shape") and _ndim(a) - c > 0):
+                out.append(_lift(to_front(a, d, n), lead + c))
+            else:
+                out.append(a)
+        res = prim.bind(*out, **kwargs)
+        if prim.multiple_results:
+            return res, (0,) * len(res)
+        return res, 0
+    return rule
+

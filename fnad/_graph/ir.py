@@ -1,0 +1,231 @@
+"""The program representation of a staged function: `Var`, `Eqn` and `Graph`.
+
+A graph is a list of equations in order of execution. Each equation applies one primitive
+to atoms (a `Var`, or a constant: an array, a Python scalar, a shape, an axis) and binds
+its results to fresh `Var`s. Every `Var` is assigned exactly once. The graph's inputs are
+`invars` (the flattened arguments, then the captured outer tracers) and its outputs are
+`outvars` (Vars or constants). Printing gives a jaxpr-like text:
+
+    { lambda ; a:f64[3] . let
+        b:f64[3] = tanh a
+        c:f64[3] = power b 2
+        d:f64[] = sum[axis=None] c
+      in (d) }
+"""
+
+import itertools
+
+import numpy as np
+
+from .._core.abstract import aval_of
+from .._core.tracer import Tracer, bind_traced
+from .._core.tree import tree_flatten, tree_unflatten
+
+__all__ = ["Var", "Eqn", "Graph", "map_atoms", "is_array_const"]
+
+_ids = itertools.count()
+
+
+class Var:
+    """A value of the program: its abstract value; compared by identity."""
+
+    __slots__ = ("aval", "count")
+
+    def __init__(self, aval):
+        self.aval = aval
+        self.count = next(_ids)
+
+    def __repr__(self):
+        return f"Var({self.count}:{self.aval})"
+
+
+class Eqn:
+    """`outvars = prim(*args, **kwargs)`, with Vars among `args` (possibly in lists)."""
+
+    __slots__ = ("prim", "args", "kwargs", "outvars", "scope")
+
+    def __init__(self, prim, args, kwargs, outvars, scope=()):
+        self.prim = prim
+        self.args = args
+        self.kwargs = kwargs
+        self.outvars = outvars
+        self.scope = scope
+
+    def invars(self):
+        """The Vars among the arguments, in order (repeats kept)."""
+        out = []
+        for a in self.args:
+            if type(a) is Var:
+                out.append(a)
+            elif type(a) in (list, tuple):
+                out.extend(v for v in a if type(v) is Var)
+        return out
+
+    def __repr__(self):
+        return f"Eqn({self.prim.name}, {len(self.args)} args -> {len(self.outvars)})"
+
+
+def map_atoms(args, f):
+    """`args` with every Var `v` replaced by `f(v)` (lists and tuples looked into)."""
+    out = []
+    for a in args:
+        if type(a) is Var:
+            a = f(a)
+        elif type(a) in (list, tuple) and any(type(v) is Var for v in a):
+            a = type(a)(f(v) if type(v) is Var else v for v in a)
+        out.append(a)
+    return out
+
+
+def is_array_const(x):
+    return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, Tracer)
+
+
+class Graph:
+    """A staged function: inputs, equations, outputs and the pytree structures around them.
+
+    `graph(*args, **kwargs)` runs it (on arrays: each primitive's implementation; on tracers
+    of other transforms: each primitive bound, so grad/jvp/vmap see the same operations).
+    """
+
+    def __init__(self, invars, eqns, outvars, in_tree, out_tree, captured=(), name="function"):
+        self.invars = list(invars)
+        self.eqns = list(eqns)
+        self.outvars = list(outvars)
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.captured = list(captured)  # (Var, outer tracer): inputs after `invars`
+        self.name = name
+        self.example_inputs = None
+        self.notes = []  # what each optimisation pass did, for printing
+
+    # -------------------------------------------------------------------- running
+    def run_flat(self, flat):
+        """Evaluate on flat inputs (the captured tracers are appended)."""
+        env = dict(zip(self.invars, flat))
+        for var, t in self.captured:
+            env[var] = t
+        return [env[v] if type(v) is Var else v for v in self._run(env)]
+
+    def _run(self, env):
+        read = env.__getitem__
+        for eqn in self.eqns:
+            args = map_atoms(eqn.args, read)
+            prim = eqn.prim
+            if _any_tracer(args):
+                out = bind_traced(prim, args, eqn.kwargs)
+            else:
+                out = prim.impl(*args, **eqn.kwargs)
+            if len(eqn.outvars) == 1 and not prim.multiple_results:
+                env[eqn.outvars[0]] = out
+            else:
+                for v, o in zip(eqn.outvars, out):
+                    env[v] = o
+        return [env[v] if type(v) is Var else v for v in self.outvars]
+
+    def __call__(self, *args, **kwargs):
+        flat, tree = tree_flatten((args, kwargs))
+        if tree != self.in_tree:
+            raise TypeError(f"graph {self.name}: called with structure {tree}, traced with "
+                            f"{self.in_tree}.")
+        for i, (x, v) in enumerate(zip(flat, self.invars)):
+            a = aval_of(x)
+            if a.shape != v.aval.shape or a.dtype != v.aval.dtype:
+                raise TypeError(f"graph {self.name}: input leaf {i} is {a}, the graph was traced "
+                                f"for {v.aval}; trace it again for the new shape or dtype.")
+        return tree_unflatten(self.out_tree, self.run_flat(flat))
+
+    def values(self, *args, **kwargs):
+        """Every Var's value at these inputs (default: the inputs it was made with)."""
+        if args or kwargs:
+            flat = tree_flatten((args, kwargs))[0]
+        elif self.example_inputs is not None:
+            flat = self.example_inputs
+        else:
+            raise ValueError(f"graph {self.name}: no inputs to compute values from; pass them.")
+        env = dict(zip(self.invars, flat))
+        for var, t in self.captured:
+            env[var] = t
+        self._run(env)
+        return env
+
+    # -------------------------------------------------------------------- inspection
+    def consts(self):
+        """The array constants among the equations' arguments and outputs, in order."""
+        seen, out = set(), []
+        for a in itertools.chain((x for e in self.eqns for x in _flat_args(e.args)),
+                                 self.outvars):
+            if is_array_const(a) and getattr(a, "ndim", 0) > 0 and id(a) not in seen:
+                seen.add(id(a))
+                out.append(a)
+        return out
+
+    def primitive_counts(self):
+        """{primitive name: number of equations applying it}."""
+        counts = {}
+        for e in self.eqns:
+            counts[e.prim.name] = counts.get(e.prim.name, 0) + 1
+        return counts
+
+    def memory_plan(self):
+        """Liveness of every intermediate: a `MemoryPlan` with the peak bytes held at once."""
+        from .memory import memory_plan  # noqa: PLC0415
+        return memory_plan(self)
+
+    def pretty(self):
+        from .text import graph_text  # noqa: PLC0415
+        return graph_text(self)
+
+    __str__ = pretty
+
+    def __repr__(self):
+        return (f"<fnad Graph {self.name}: {len(self.invars)} inputs, {len(self.eqns)} "
+                f"equations, {len(self.outvars)} outputs>")
+
+    def to_dot(self, values=False, grads=False, fold=True, max_nodes=400, scope=None):
+        """Graphviz DOT text: one node per equation (op, shape, dtype), edges for data flow.
+
+        values/grads: annotate nodes with a summary of each value and of the gradient that
+        flowed back through it (uses the inputs the graph was made with; grads needs a
+        scalar output). fold: draw repeated blocks (`fnad.named_scope`) once, marked xN.
+        scope: draw only the equations inside this named scope. max_nodes: beyond this,
+        the rest is summarised in one node.
+        """
+        from .dot import graph_dot  # noqa: PLC0415
+        return graph_dot(self, values=values, grads=grads, fold=fold, max_nodes=max_nodes,
+                         scope=scope)
+
+    def render(self, path, fmt=None, **kwargs):
+        """Write the picture with the Graphviz `dot` program (format from the extension)."""
+        from .dot import render  # noqa: PLC0415
+        return render(self.to_dot(**kwargs), path, fmt)
+
+
+def _flat_args(args):
+    for a in args:
+        if type(a) in (list, tuple):
+            yield from a
+        else:
+            yield a
+
+
+def _any_tracer(args):
+    for a in args:
+        if isinstance(a, Tracer):
+            return True
+        if type(a) in (list, tuple):
+            for v in a:
+                if isinstance(v, Tracer):
+                    return True
+    return False
+
+
+def np_summary(x):
+    """A short text summary of an array value: mean, std, min, max (or the value)."""
+    v = np.asarray(x.get() if hasattr(x, "get") else x)
+    if v.size == 1:
+        return f"{v.reshape(()).item():.4g}" if v.dtype.kind in "fc" else str(v.reshape(()))
+    if v.dtype.kind not in "fciub" or v.size == 0:
+        return f"{v.dtype}{list(v.shape)}"
+    w = v.astype(np.float64) if v.dtype.kind != "c" else np.abs(v)
+    return f"mean {w.mean():.3g} std {w.std():.3g} [{w.min():.3g}, {w.max():.3g}]"

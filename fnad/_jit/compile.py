@@ -1,0 +1,109 @@
+"""Turn a Graph into a plain Python function that calls each implementation in turn.
+
+The generated function has one local variable per value, calls the primitives'
+implementations directly (no tracers, no dispatch), deletes each value after its last use
+(so memory is freed as early as the program allows) and, with `inplace`, writes the result
+of an elementwise ufunc into the buffer of an argument that dies there (`out=`), when no
+other live value can share that buffer (`fnad/_graph_memory.py` decides which).
+"""
+
+import math
+
+import numpy as np
+
+from .._graph.ir import Var
+from .._graph.memory import inplace_choices, last_uses
+
+__all__ = ["compile_graph", "source_of"]
+
+_SIMPLE = (bool, int, str, type(None))
+
+
+def _literal(p):
+    """Python source for a parameter, or None when it needs a name in the namespace."""
+    if type(p) in _SIMPLE:
+        return repr(p)
+    if type(p) is float and math.isfinite(p):
+        return repr(p)
+    if type(p) in (tuple, list) and all(type(x) in _SIMPLE for x in p):
+        return repr(p)
+    return None
+
+
+class _Writer:
+    def __init__(self):
+        self.ns = {}
+        self.names = {}
+
+    def const(self, value, prefix="k"):
+        key = id(value)
+        name = self.names.get(key)
+        if name is None:
+            name = self.names[key] = f"{prefix}{len(self.names)}"
+            self.ns[name] = value
+        return name
+
+    def atom(self, a, var_name):
+        if type(a) is Var:
+            return var_name(a)
+        if type(a) in (list, tuple) and any(type(x) is Var for x in a):
+            inner = ", ".join(self.atom(x, var_name) for x in a)
+            return f"[{inner}]" if type(a) is list else f"({inner},)"
+        lit = _literal(a)
+        return lit if lit is not None else self.const(a)
+
+    def kwargs(self, kwargs):
+        parts = []
+        for k, v in kwargs.items():
+            lit = _literal(v)
+            parts.append(f"{k}={lit if lit is not None else self.const(v)}")
+        return parts
+
+
+def source_of(graph, inplace=True):
+    """The generated source and its namespace: (text, namespace)."""
+    w = _Writer()
+    names = {}
+    for k, v in enumerate(graph.invars + [v for v, _ in graph.captured]):
+        names[v] = f"i{k}"
+
+    def var_name(v):
+        name = names.get(v)
+        if name is None:
+            name = names[v] = f"v{len(names)}"
+        return name
+
+    dies = last_uses(graph)
+    outs_inplace = inplace_choices(graph) if inplace else {}
+    lines = [f"def run({', '.join(names[v] for v in names)}):"]
+    for j, e in enumerate(graph.eqns):
+        fn = w.const(e.prim.impl, "f")
+        args = [w.atom(a, var_name) for a in e.args] + w.kwargs(e.kwargs)
+        target = outs_inplace.get(j)
+        if type(target) is tuple:  # a fused kernel: one buffer or None per output
+            inner = ", ".join("None" if t is None else var_name(t) for t in target)
+            args.append(f"out=({inner},)")
+        elif target is not None:
+            args.append(f"out={var_name(target)}")
+        outs = ", ".join(var_name(v) for v in e.outvars)
+        if e.prim.multiple_results:
+            outs += "," if len(e.outvars) == 1 else ""
+        lines.append(f"    {outs} = {fn}({', '.join(args)})")
+        dead = [var_name(v) for v in dies.get(j, ())]
+        if dead:
+            lines.append(f"    del {', '.join(dead)}")
+    ret = ", ".join(w.atom(v, var_name) for v in graph.outvars)
+    lines.append(f"    return [{ret}]")
+    return "\n".join(lines) + "\n", w.ns
+
+
+def compile_graph(graph, inplace=True):
+    """A function `run(*flat_inputs) -> list of outputs` executing `graph` on arrays."""
+    text, ns = source_of(graph, inplace)
+    ns = dict(ns)
+    ns["np"] = np
+    code = compile(text, f"<fnad.jit {graph.name}>", "exec")
+    exec(code, ns)  # noqa: S102 - our own generated source, from the graph above
+    run = ns["run"]
+    run.source = text
+    return run

@@ -1,0 +1,349 @@
+"""Fusion of elementwise equations into one kernel: `fuse_elementwise(graph)`.
+
+A cluster is a set of elementwise equations (single-output ufuncs without a signature,
+`where`, `astype`) on NumPy arrays whose results all have one shape, connected through
+their values, such that no equation outside the cluster reads a cluster value before the
+cluster is complete (so the fused equation, put where the cluster's last equation was,
+breaks no data dependence). Its values that are read outside it (or are graph outputs)
+become the outputs of one `fused_elementwise` equation; the others never exist in memory.
+
+The kernel is built by a backend (`set_backend`, env FNAD_FUSION):
+  - "numba":   one compiled loop (fnad/_graph_kernels.py), every output in the same pass;
+               arithmetic, comparisons, where and casts (transcendentals stay NumPy's SIMD
+               loops); multi-threaded (prange) from `PARALLEL_MIN` elements if set; cached
+               on disk.
+  - "numexpr": one numexpr program per output, blocked and multi-threaded.
+  - "numpy":   the pure-NumPy fallback: the equations in order, results written into
+               dying temporaries (`out=`); bit-identical to the unfused program.
+  - "off":     no fusion.
+Every value keeps NumPy's dtype: each operation is computed in the loop dtypes NumPy's own
+type resolution picks (`ufunc.resolve_dtypes`, Python scalars weakly typed), with explicit
+casts. +, -, *, /, sqrt, comparisons, where and casts give the same bits as NumPy (so
+numba kernels are bit-identical); numexpr's transcendental functions (exp, tanh, ...) come
+from its own math library and may differ from NumPy's in the last bits. CuPy graphs are
+left unfused.
+"""
+
+import os
+
+import numpy as np
+
+from .._core.abstract import ShapedArray
+from .._graph.ir import Eqn, Graph, Var
+from .._core.tracer import Primitive
+
+__all__ = ["fuse_elementwise", "fused_elementwise", "FusedKernel", "set_backend",
+           "get_backend", "available_backends", "Step", "MIN_SIZE"]
+
+# Clusters whose results have fewer elements stay unfused: a kernel saves little there and
+# costs a compile (numba: about a second, once per kernel source, then cached on disk).
+MIN_SIZE = 1024
+
+FUSABLE_DTYPES = frozenset(np.dtype(t) for t in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64"))
+
+
+# --------------------------------------------------------------------------- backends
+_backend = None  # chosen on first use: FNAD_FUSION, else the first importable of _ORDER
+_ORDER = ("numba", "numexpr", "numpy")
+
+
+def _importable(name):
+    if name in ("numpy", "off"):
+        return True
+    try:
+        __import__(name)
+    except ImportError:
+        return False
+    return True
+
+
+def available_backends():
+    """The fusion backends that can be used here, fastest first."""
+    return [b for b in _ORDER if _importable(b)]
+
+
+def set_backend(name):
+    """Choose the fusion backend for later traces: "numba", "numexpr", "numpy" or "off"."""
+    global _backend
+    if name not in _ORDER + ("off",):
+        raise ValueError(f"set_backend: unknown fusion backend {name!r}; choose one of "
+                         f"{_ORDER + ('off',)}.")
+    if not _importable(name):
+        raise ImportError(f"set_backend: fusion backend {name!r} is not installed; "
+                          "pip install 'fnad[speed]', or choose 'numpy'.")
+    _backend = name
+
+
+def get_backend():
+    """The fusion backend in use (FNAD_FUSION, else the fastest importable one)."""
+    global _backend
+    if _backend is None:
+        env = os.environ.get("FNAD_FUSION")
+        _backend = env if env else available_backends()[0]
+        if env:
+            set_backend(env)
+    return _backend
+
+
+# --------------------------------------------------------------------------- the program
+class Step:
+    """One elementwise operation of a kernel: `op(*operands)` computed in `loop` dtypes.
+
+    op: a ufunc name, "where" or "astype". operands: ("x", k) kernel input k, ("t", j)
+    the result of step j, ("s", value) a Python scalar. loop: the dtype each operand is cast
+    to; out: the result's dtype. eqn: the equation it came from (for the NumPy fallback).
+    """
+
+    __slots__ = ("op", "operands", "loop", "out", "eqn")
+
+    def __init__(self, op, operands, loop, out, eqn):
+        self.op, self.operands, self.loop, self.out, self.eqn = op, operands, loop, out, eqn
+
+
+def _operand_dtype(a):
+    if type(a) is Var:
+        return a.aval.dtype
+    if type(a) in (bool, int, float):
+        return type(a)
+    return np.asarray(a).dtype
+
+
+def _step_types(e):
+    """(op, loop dtypes, out dtype) of an elementwise equation, or None if not one."""
+    prim, args, out = e.prim, e.args, e.outvars[0].aval
+    impl = prim.impl
+    if isinstance(impl, np.ufunc):
+        if impl.signature is not None or impl.nout != 1 or e.kwargs or len(args) != impl.nin:
+            return None
+        try:
+            types = impl.resolve_dtypes(tuple(_operand_dtype(a) for a in args) + (None,))
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if types[-1] != out.dtype:
+            return None
+        return impl.__name__, types[:-1], out.dtype
+    if prim.name == "where" and impl is np.where and len(args) == 3 and not e.kwargs:
+        if _operand_dtype(args[0]) != np.dtype(bool):
+            return None
+        return "where", (np.dtype(bool), out.dtype, out.dtype), out.dtype
+    if prim.name == "astype" and len(args) == 2 and not e.kwargs and type(args[0]) is Var:
+        return "astype", (args[0].aval.dtype,), out.dtype
+    return None
+
+
+def _elementwise(e):
+    """The step types if `e` may join a cluster (NumPy arrays, supported dtypes)."""
+    if len(e.outvars) != 1 or e.prim.multiple_results:
+        return None
+    out = e.outvars[0].aval
+    if out.ndim == 0 or out.size < MIN_SIZE or out.weak_type or out.xp is not np or \
+            out.dtype not in FUSABLE_DTYPES:
+        return None
+    args = e.args if e.prim.name != "astype" else e.args[:1]
+    for a in args:
+        if type(a) is Var:
+            v = a.aval
+            if v.weak_type or v.xp is not np or v.dtype not in FUSABLE_DTYPES or \
+                    v.ndim > out.ndim:
+                return None
+        elif type(a) in (bool, int, float):
+            continue
+        elif type(a) is np.ndarray or isinstance(a, np.generic):
+            if a.dtype not in FUSABLE_DTYPES or a.ndim > out.ndim:
+                return None
+        else:
+            return None
+    types = _step_types(e)
+    if types is None:
+        return None
+    if any(t not in FUSABLE_DTYPES for t in types[1]):
+        return None
+    return types
+
+
+# --------------------------------------------------------------------------- the kernel
+class FusedKernel:
+    """A fused cluster: `kernel(*inputs) -> tuple of outputs`, built by a backend."""
+
+    def __init__(self, steps, in_avals, outs, shape, backend):
+        self.steps = steps
+        self.in_avals = in_avals
+        self.outs = outs  # step index of each output
+        self.shape = shape
+        self.out_avals = [ShapedArray(shape, steps[j].out) for j in outs]
+        self.backend = backend
+        self.name = f"fused_{backend}[{','.join(_short(s.op) for s in steps)}]"
+        self.__name__ = self.name
+        self.run = None
+        self.takes_out = backend == "numba"  # run(*xs, out=(buffer or None, ...))
+
+    def build(self, graph_in, graph_out):
+        """Make `run`; on numba/numexpr, a kernel the library fails to build or compile
+        falls back to the NumPy program of the same equations (reason in `fallback`)."""
+        from .compile import compile_graph  # noqa: PLC0415 - compile uses memory
+        self.fallback = None
+
+        def numpy_run():
+            sub = Graph(graph_in, [s.eqn for s in self.steps], graph_out, None, None,
+                        name=self.name)
+            run = compile_graph(sub)
+            return lambda *xs, out=None: tuple(run(*xs))
+
+        if self.backend == "numpy":
+            self.run = numpy_run()
+            return self
+        from .kernels import build  # noqa: PLC0415 - imports numba or numexpr
+        try:
+            self.run = build(self, numpy_run)
+        except Exception as e:  # noqa: BLE001 - any library failure: keep NumPy's program
+            self.fallback = f"{type(e).__name__}: {e}"
+            self.run = numpy_run()
+        return self
+
+    def __call__(self, *xs, out=None):
+        return self.run(*xs) if out is None else self.run(*xs, out=out)
+
+    def __repr__(self):
+        return self.name
+
+
+_SHORT = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "negative": "neg"}
+
+
+def _short(op):
+    return _SHORT.get(op, op)
+
+
+def _fused_impl(*xs, kernel, out=None):
+    return kernel(*xs, out=out)
+
+
+def _fused_aval(*avals, kernel):
+    return list(kernel.out_avals)
+
+
+fused_elementwise = Primitive("fused_elementwise", _fused_impl, multiple_results=True)
+fused_elementwise.abstract_eval = _fused_aval
+
+
+# --------------------------------------------------------------------------- clusters
+def _clusters(graph, accept):
+    """Lists of equation indices, each a cluster of two or more fusable equations."""
+    member = {}  # Var -> cluster id
+    clusters = {}  # id -> [equation indices]
+    shape_of, sealed = {}, set()
+    for j, e in enumerate(graph.eqns):
+        ins = e.invars()
+        ok = accept(e)
+        shape = e.outvars[0].aval.shape if ok else None
+        joined = set()
+        for v in ins:
+            c = member.get(v)
+            if c is None:
+                continue
+            if ok and c not in sealed and shape_of[c] == shape:
+                joined.add(c)
+            else:
+                sealed.add(c)  # read outside: the cluster is complete
+        if not ok:
+            continue
+        cid = min(joined) if joined else j
+        if not joined:
+            clusters[cid], shape_of[cid] = [], shape
+        for c in joined - {cid}:
+            clusters[cid] += clusters.pop(c)
+            for v, m in member.items():
+                if m == c:
+                    member[v] = cid
+        clusters[cid].append(j)
+        member[e.outvars[0]] = cid
+    return [sorted(c) for c in clusters.values() if len(c) > 1]
+
+
+def _make_kernel(graph, idx, types, used_outside, backend):
+    eqns = [graph.eqns[j] for j in idx]
+    step_of = {e.outvars[0]: k for k, e in enumerate(eqns)}
+    inputs, in_index = [], {}
+    steps = []
+    for e in eqns:
+        op, loop, out = types[id(e)]
+        operands = []
+        for a in (e.args if op != "astype" else e.args[:1]):
+            if type(a) is Var and a in step_of:
+                operands.append(("t", step_of[a]))
+            elif type(a) in (bool, int, float):
+                operands.append(("s", a))
+            else:
+                key = a if type(a) is Var else id(a)
+                if key not in in_index:
+                    in_index[key] = len(inputs)
+                    inputs.append(a)
+                operands.append(("x", in_index[key]))
+        steps.append(Step(op, operands, loop, out, e))
+    outs = [k for k, e in enumerate(eqns) if e.outvars[0] in used_outside]
+    shape = eqns[-1].outvars[0].aval.shape
+    in_avals = [a.aval if type(a) is Var else ShapedArray(np.shape(a), np.asarray(a).dtype)
+                for a in inputs]
+    kernel = FusedKernel(steps, in_avals, outs, shape, backend)
+    graph_in = [a if type(a) is Var else Var(av) for a, av in zip(inputs, in_avals)]
+    # the NumPy program of the steps (backend or fallback) reads constants through Vars
+    remap = {id(a): v for a, v in zip(inputs, graph_in) if type(a) is not Var}
+    if remap:
+        for s in steps:
+            s.eqn = Eqn(s.eqn.prim, tuple(remap.get(id(a), a) if type(a) is not Var else a
+                                          for a in s.eqn.args), s.eqn.kwargs, s.eqn.outvars)
+    kernel.build(graph_in, [eqns[k].outvars[0] for k in outs])
+    outvars = [eqns[k].outvars[0] for k in outs]
+    return Eqn(fused_elementwise, tuple(inputs), {"kernel": kernel}, outvars)
+
+
+def fuse_elementwise(graph, backend=None):
+    """`graph` with each cluster of elementwise equations replaced by one fused equation."""
+    from .passes import rebuild  # noqa: PLC0415 - passes import nothing of ours
+    backend = backend or get_backend()
+    if backend == "off" or not graph.eqns:
+        return graph
+    supports = _supports(backend)
+    types = {}
+
+    def accept(e):
+        t = _elementwise(e)
+        if t is None or not supports(e, *t):
+            return False
+        types[id(e)] = t
+        return True
+
+    clusters = _clusters(graph, accept)
+    if not clusters:
+        return graph
+    readers = {}
+    for j, e in enumerate(graph.eqns):
+        for v in e.invars():
+            readers.setdefault(v, set()).add(j)
+    outs = {v for v in graph.outvars if type(v) is Var}
+    replace, drop = {}, set()
+    fused_eqns = 0
+    for idx in clusters:
+        inside = set(idx)
+        used_outside = {graph.eqns[j].outvars[0] for j in idx
+                        if graph.eqns[j].outvars[0] in outs
+                        or readers.get(graph.eqns[j].outvars[0], set()) - inside}
+        replace[idx[-1]] = _make_kernel(graph, idx, types, used_outside, backend)
+        drop.update(idx[:-1])
+        fused_eqns += len(idx)
+    eqns = [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop]
+    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(clusters)} "
+            "kernels")
+    return rebuild(graph, eqns, note=note)
+
+
+def _supports(backend):
+    if backend == "numpy":
+        return lambda e, op, loop, out: True
+    from .kernels import supports  # noqa: PLC0415
+
+    def check(e, op, loop, out):
+        args = e.args if op != "astype" else e.args[:1]
+        return supports(backend, op, [_operand_dtype(a) for a in args], loop, out)
+    return check

@@ -1,0 +1,256 @@
+"""`jit`: trace a function once per input signature into a Graph, optimise it, and replay
+the compiled program on later calls.
+
+The signature of a call is the pytree structure of its arguments, each leaf's shape, dtype,
+weak type and device, and the values of the static arguments. On arrays the optimised,
+compiled program runs (no tracers at all). When an argument is a tracer of another
+transform (grad(jit(f)), jvp, vmap, an outer jit), the unoptimised graph is replayed by
+binding each primitive, so that transform sees exactly the operations `f` performs.
+"""
+
+import functools
+
+import numpy as np
+
+from .._core.abstract import aval_of
+from .compile import compile_graph
+from .fusion import fuse_elementwise
+from .unroll import unroll_scans
+from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
+from .simplify import simplify
+from .staging import trace_to_graph
+from .._core.tracer import Tracer
+from .._core.tree import _registry, tree_flatten, tree_unflatten
+
+__all__ = ["jit", "split_static", "optimize"]
+
+
+def _static_nums(static_argnums, nargs, name):
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    out = []
+    for n in nums:
+        if not isinstance(n, int):
+            raise TypeError(f"{name}: static_argnums must be ints, got {static_argnums!r}.")
+        if not -nargs <= n < nargs:
+            raise ValueError(f"{name}: static_argnums={static_argnums!r} is out of range for a "
+                             f"call with {nargs} positional arguments.")
+        out.append(n % nargs)
+    return tuple(sorted(set(out)))
+
+
+def split_static(args, static_argnums, name):
+    """(dynamic args, static args, rebuild(dynamic) -> all args)."""
+    if not static_argnums and static_argnums != 0:
+        return tuple(args), (), tuple
+    nums = _static_nums(static_argnums, len(args), name)
+    static = tuple(args[n] for n in nums)
+    for n, s in zip(nums, static):
+        try:
+            hash(s)
+        except TypeError:
+            raise TypeError(f"{name}: static argument {n} is a {type(s).__name__}, which is not "
+                            "hashable; static arguments key the trace cache, so pass a hashable "
+                            "value (a tuple instead of a list), or make it a dynamic argument."
+                            ) from None
+    dyn = tuple(a for i, a in enumerate(args) if i not in nums)
+
+    def rebuild(d):
+        full, it_d, it_s = [], iter(d), iter(static)
+        for i in range(len(args)):
+            full.append(next(it_s) if i in nums else next(it_d))
+        return tuple(full)
+
+    return dyn, static, rebuild
+
+
+def _leaf_key(x, name, i):
+    t = type(x)
+    if t is np.ndarray or isinstance(x, np.generic):  # a NumPy scalar keys as a 0-d array
+        return (x.shape, x.dtype)
+    if t in (float, int, bool, complex):
+        return t
+    try:
+        a = aval_of(x)
+    except TypeError:
+        raise TypeError(f"{name}: argument leaf {i} is a {t.__name__}, which is not an array "
+                        "or a Python scalar; pass it through static_argnums (a hashable "
+                        "Python value), or make it an array.") from None
+    return (a.shape, a.dtype, a.weak_type, a.device)
+
+
+def _fast_key(x, leaves, depth=0):
+    """The cache key of a call's dynamic arguments (structure and each leaf's shape and
+    dtype) built in one walk with the leaves, for plain arrays, Python scalars, tuples,
+    lists, dicts with sortable keys, namedtuples and None; None for anything else (a
+    tracer, another array type, a registered node): the full lookup handles those."""
+    t = type(x)
+    if t is np.ndarray:
+        leaves.append(x)
+        return (x.shape, x.dtype)
+    if t is float or t is int or t is bool:
+        leaves.append(x)
+        return t
+    if depth > 50:
+        return None
+    if t is dict:
+        try:
+            keys = sorted(x)
+        except TypeError:
+            return None
+        out = [dict, tuple(keys)]
+        for k in keys:
+            c = _fast_key(x[k], leaves, depth + 1)
+            if c is None:
+                return None
+            out.append(c)
+        return tuple(out)
+    if t is tuple or t is list or (isinstance(x, tuple) and hasattr(t, "_fields")
+                                   and t not in _registry):
+        out = [t]
+        for v in x:
+            c = _fast_key(v, leaves, depth + 1)
+            if c is None:
+                return None
+            out.append(c)
+        return tuple(out)
+    if x is None:
+        return ()
+    return None
+
+
+def _builder(treedef):
+    """A function `leaves -> pytree of structure treedef`, made once per output structure."""
+    ns = {"tree_unflatten": tree_unflatten, "treedef": treedef}
+    count = [0]
+
+    def expr(td):
+        t = td.node_type
+        if t is None:
+            count[0] += 1
+            return f"o[{count[0] - 1}]"
+        kids = [expr(c) for c in td.children]
+        if t is tuple:
+            return f"({', '.join(kids)}{',' if len(kids) == 1 else ''})"
+        if t is list:
+            return f"[{', '.join(kids)}]"
+        if t is dict and all(type(k) is str for k in td.aux):
+            return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(td.aux, kids)) + "}"
+        if t is type(None):
+            return "None"
+        if isinstance(t, type) and issubclass(t, tuple) and hasattr(t, "_fields"):
+            name = f"T{len(ns)}"
+            ns[name] = t
+            return f"{name}({', '.join(kids)})"
+        raise LookupError
+    try:
+        body = expr(treedef)
+    except (LookupError, RecursionError):
+        return lambda o: tree_unflatten(treedef, o)
+    exec(f"def build(o):\n    return {body}\n", ns)  # noqa: S102 - our own source
+    return ns["build"]
+
+
+def optimize(graph, fusion=None):
+    """The default passes, in order: unrolling of short scans, constant folding, algebraic
+    simplification, CSE, dead code, elementwise fusion (`fusion`: a backend name, default
+    the fastest installed)."""
+    graph = unroll_scans(graph)
+    graph = fold_constants(graph)
+    graph = simplify(graph)
+    graph = eliminate_common_subexpressions(graph)
+    graph = eliminate_dead_code(graph)
+    return fuse_elementwise(graph, fusion)
+
+
+class _Entry:
+    """One traced signature: the graph, the optimised graph and its compiled program."""
+
+    __slots__ = ("graph", "optimized", "run", "build")
+
+    def __init__(self, graph, opt):
+        self.graph = graph
+        self.optimized = optimize(graph) if opt else graph
+        self.run = None if graph.captured else compile_graph(self.optimized)
+        self.build = _builder(graph.out_tree)
+
+
+def jit(fun, static_argnums=(), *, optimize=True):
+    """Compile `fun`: trace it once per input signature, then replay the optimised program.
+
+    Args:
+      fun: a pure function of arrays (pytrees of arrays); Python scalars are dynamic
+        (weakly typed) inputs; other Python values must be static.
+      static_argnums: positional arguments that are Python values (sizes, flags, configs):
+        they must be hashable, and each distinct value gets its own trace.
+      optimize: run the graph optimisations (constant folding, CSE, dead code, fusion,
+        buffer reuse); False replays the traced program as it is.
+
+    Returns:
+      A function with `fun`'s signature. `.graph(*args)` gives the optimised Graph a call
+      with these arguments runs (print it, or `.to_dot()`); `.cache_size()` the number of
+      traces made.
+
+    Example:
+      step = fnad.jit(train_step)
+      params, state, loss = step(params, state, batch)   # traced once, then replayed
+    """
+    name = getattr(fun, "__name__", "function")
+    cache = {}
+    fast = {}  # _fast_key of the arguments -> entry, for calls on plain arrays
+    plain = not static_argnums and static_argnums != 0
+
+    def lookup(args, kwargs):
+        dyn, static, rebuild = split_static(args, static_argnums, f"jit({name})")
+        flat, in_tree = tree_flatten((dyn, kwargs))
+        traced = False
+        sig = []
+        for i, x in enumerate(flat):
+            if isinstance(x, Tracer):
+                traced = True
+            sig.append(_leaf_key(x, f"jit({name})", i))
+        key = (in_tree, static, tuple(sig))
+        entry = cache.get(key)
+        if entry is None:
+            avals = [aval_of(x) for x in flat]
+            graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw), avals, in_tree,
+                                   "jit")
+            graph.name = name
+            entry = _Entry(graph, optimize)
+            if not graph.captured:  # a trace that closed over outer tracers is not reusable
+                cache[key] = entry
+        return entry, flat, traced
+
+    @functools.wraps(fun)
+    def jitted(*args, **kwargs):
+        if plain and not kwargs:
+            flat = []
+            key = _fast_key(args, flat)
+            entry = fast.get(key) if key is not None else None
+            if entry is not None:
+                return entry.build(entry.run(*flat))
+        entry, flat, traced = lookup(args, kwargs)
+        if plain and not kwargs and key is not None and not traced and entry.run is not None \
+                and len(fast) < 64:
+            fast[key] = entry
+        graph = entry.graph
+        if traced or entry.run is None:
+            outs = graph.run_flat(flat)
+        else:
+            outs = entry.run(*flat)
+        return tree_unflatten(graph.out_tree, outs)
+
+    def graph_of(*args, **kwargs):
+        """The optimised Graph that a call with these arguments runs."""
+        entry, flat, _ = lookup(args, kwargs)
+        entry.optimized.example_inputs = flat
+        return entry.optimized
+
+    jitted.graph = graph_of
+    jitted._entry = lambda *args, **kwargs: lookup(args, kwargs)[0]
+    jitted.cache_size = lambda: len(cache)
+    def clear_cache():
+        cache.clear()
+        fast.clear()
+
+    jitted.clear_cache = clear_cache
+    return jitted
