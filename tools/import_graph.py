@@ -3,7 +3,10 @@
 
 Imports written inside functions count as much as those at the top of a module. Every
 module is a node (a package's __init__ included); an edge goes from a module to each module
-of the package it imports. tests/core/test_layering.py uses `import_edges` and `circles`.
+of the package it imports. fnad.numpy and fnad.scipy each count as one node, as in
+../shared/tools/import_circles.py: their op families write rules with their own package
+(`from .. import numpy as fnp`), which the package's __init__ imports in turn.
+tests/core/test_layering.py uses `import_edges`, `grouped` and `circles`.
 
 Usage: python tools/import_graph.py [PACKAGE_DIR]        (default: fnad)
 """
@@ -12,7 +15,10 @@ import ast
 import pathlib
 import sys
 
-__all__ = ["module_files", "imported_names", "import_edges", "circles", "longest_chain"]
+__all__ = ["module_files", "imported_names", "import_edges", "grouped", "circles",
+           "longest_chain", "GROUPED"]
+
+GROUPED = ("fnad.numpy", "fnad.scipy")
 
 
 def module_files(root):
@@ -71,6 +77,18 @@ def import_edges(root):
         targets = {_resolve(n, mods) for n, _, _ in imported_names(m, p)}
         edges[m] = {t for t in targets if t is not None and t != m}
     return edges
+
+
+def grouped(edges, groups=GROUPED):
+    """`edges` with the modules of each package in `groups` merged into one node."""
+    def node(m):
+        return next((g for g in groups if m == g or m.startswith(g + ".")), m)
+    out = {}
+    for m, targets in edges.items():
+        out.setdefault(node(m), set()).update(node(t) for t in targets)
+    for m, targets in out.items():
+        targets.discard(m)
+    return out
 
 
 def _components(edges):
@@ -140,9 +158,11 @@ def longest_chain(edges):
 def main(argv):
     root = argv[1] if len(argv) > 1 else "fnad"
     edges = import_edges(root)
+    print(f"modules: {len(edges)}, imports between them: {sum(map(len, edges.values()))}")
+    edges = grouped(edges)
     circ = circles(edges)
     chain = longest_chain(edges)
-    print(f"modules: {len(edges)}, imports between them: {sum(map(len, edges.values()))}")
+    print(f"nodes with {', '.join(GROUPED)} grouped: {len(edges)}")
     print(f"circles: {len(circ)}" + "".join(f"\n  {len(c)} modules: {', '.join(c)}"
                                             for c in circ))
     print(f"longest import chain: {len(chain)} modules\n  " + "\n  -> ".join(chain))

@@ -10,9 +10,9 @@ import functools
 
 from .._core.backend import array_module
 from .._core.tracer import Tracer, getval
-from .transforms import _argnums_tuple, jvp, vjp
 from .._core.tree import tree_flatten, tree_unflatten
-from .transforms import _dyn_args, _layout, _require_complex, _shape_dtype
+from .transforms import argnums_tuple, dyn_args, jvp, layout, require_complex, vjp
+from .values import shape_dtype
 
 __all__ = ["jacrev", "jacfwd", "hessian"]
 
@@ -24,6 +24,17 @@ def _partial(fun, args, nums, kwargs):
             full[n] = d
         return fun(*full, **kwargs)
     return f
+
+
+def _chosen(fname, fun, args, kwargs, argnums, holomorphic):
+    """What jacrev and jacfwd both start from: the argnums as given (`nums`), the distinct
+    ones (`uniq`), the chosen arguments (`primals`, Python scalars made arrays) and `fun` of
+    those alone. With holomorphic=True the inputs must be complex."""
+    nums = argnums_tuple(argnums, len(args), fname)
+    uniq, primals = dyn_args(args, nums, fname)
+    if holomorphic:
+        require_complex(fname, "inputs", primals)
+    return nums, uniq, primals, _partial(fun, args, uniq, kwargs)
 
 
 def _size(shape):
@@ -48,7 +59,7 @@ def _basis(leaves, k_leaf, k):
     out = []
     for i, x in enumerate(leaves):
         xp = array_module(getval(x))
-        shape, dtype = _shape_dtype(x)  # a batched value's own shape (no batch axis)
+        shape, dtype = shape_dtype(x)  # a batched value's own shape (no batch axis)
         z = xp.zeros(_size(shape), dtype=dtype)
         if i == k_leaf:
             z[k] = 1
@@ -81,14 +92,11 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "jacrev")
-        uniq, primals = _dyn_args(args, nums, "jacrev")
-        if holomorphic:
-            _require_complex("jacrev", "inputs", primals)
-        res = vjp(_partial(fun, args, uniq, kwargs), *primals, has_aux=has_aux)
+        nums, uniq, primals, f = _chosen("jacrev", fun, args, kwargs, argnums, holomorphic)
+        res = vjp(f, *primals, has_aux=has_aux)
         out, f_vjp = res[0], res[1]
         if holomorphic:
-            _require_complex("jacrev", "outputs", out)
+            require_complex("jacrev", "outputs", out)
         else:
             _require_real("jacrev", "outputs", out, "vjp")
         out_flat, out_tree = tree_flatten(out)
@@ -96,14 +104,14 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
         per_out = []
         for j, o in enumerate(out_flat):
             rows = [tree_flatten(f_vjp(tree_unflatten(out_tree, _basis(out_flat, j, k))))[0]
-                    for k in range(_size(_shape_dtype(o)[0]))]
-            o_shape = _shape_dtype(o)[0]
+                    for k in range(_size(shape_dtype(o)[0]))]
+            o_shape = shape_dtype(o)[0]
             cols = []
             for i, x in enumerate(in_flat):
-                cols.append(_stack([r[i] for r in rows], 0, o_shape + _shape_dtype(x)[0],
-                                   _shape_dtype(x)[1]))
+                cols.append(_stack([r[i] for r in rows], 0, o_shape + shape_dtype(x)[0],
+                                   shape_dtype(x)[1]))
             jac = tree_unflatten(in_tree, cols)
-            per_out.append(_layout(jac, argnums, uniq, nums))
+            per_out.append(layout(jac, argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)
         return (result, res[2]) if has_aux else result
 
@@ -122,25 +130,21 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "jacfwd")
-        uniq, primals = _dyn_args(args, nums, "jacfwd")
-        if holomorphic:
-            _require_complex("jacfwd", "inputs", primals)
-        else:
+        nums, uniq, primals, f = _chosen("jacfwd", fun, args, kwargs, argnums, holomorphic)
+        if not holomorphic:
             _require_real("jacfwd", "inputs", primals, "jvp")
         in_flat, in_tree = tree_flatten(primals)
-        f = _partial(fun, args, uniq, kwargs)
         aux = None
         if has_aux:
+            aux = f(*primals)[1]
+
             def f(*dyn, _f=f):
-                out, a = _f(*dyn)
-                return out
-            aux = _partial(fun, args, uniq, kwargs)(*primals)[1]
+                return _f(*dyn)[0]
         cols_per_in = []
         out_flat = out_tree = None
         for i, x in enumerate(in_flat):
             cols = []
-            for k in range(_size(_shape_dtype(x)[0])):
+            for k in range(_size(shape_dtype(x)[0])):
                 t = tree_unflatten(in_tree, _basis(in_flat, i, k))
                 out, t_out = jvp(f, primals, tuple(t))
                 out_flat, out_tree = tree_flatten(out)
@@ -150,16 +154,16 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             out, _ = jvp(f, primals, primals)
             out_flat, out_tree = tree_flatten(out)
         if holomorphic:
-            _require_complex("jacfwd", "outputs", out)
+            require_complex("jacfwd", "outputs", out)
         per_out = []
         for j, o in enumerate(out_flat):
-            o_shape = _shape_dtype(o)[0]
+            o_shape = shape_dtype(o)[0]
             jac_leaves = []
             for i, x in enumerate(in_flat):
                 jac_leaves.append(_stack([c[j] for c in cols_per_in[i]], -1,
-                                         o_shape + _shape_dtype(x)[0], _shape_dtype(o)[1]))
+                                         o_shape + shape_dtype(x)[0], shape_dtype(o)[1]))
             jac = tree_unflatten(in_tree, jac_leaves)
-            per_out.append(_layout(jac, argnums, uniq, nums))
+            per_out.append(layout(jac, argnums, uniq, nums))
         result = tree_unflatten(out_tree, per_out)
         return (result, aux) if has_aux else result
 

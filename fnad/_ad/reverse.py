@@ -1,51 +1,24 @@
-"""Layer 2: reverse mode (a tape per trace) and forward mode (dual-number tracers).
+"""Reverse mode: a tape per trace, run backwards with each primitive's VJP rules.
 
-A `RevTrace` records each primitive call on its level into a linear tape; the
-backward pass walks the tape in reverse, calling each primitive's VJP rule
-`rule(g, ans, *args, **kwargs)` for every argument that was traced on this
-level. Rules are written with `fnad.numpy`, so when an outer trace is active
-the backward pass is itself traced, which is how higher derivatives work.
-A `JVPTrace` pushes tangents forward through each primitive's JVP rules.
+A `RevTrace` records each primitive call on its level into a linear tape; the backward pass
+walks the tape in reverse, calling each primitive's VJP rule `rule(g, ans, *args, **kwargs)`
+for every argument that was traced on this level. Rules are written with `fnad.numpy`, so
+when an outer trace is active the backward pass is itself traced, which is how higher
+derivatives work. A custom_vjp call is recorded as one node carrying its own rule; a
+checkpoint call as one node whose rule runs the function again.
 """
 
-from .._core.abstract import aval_of
-from .._core.backend import array_module
-from .._core.tracer import Trace, Tracer, bind_traced, getval
+from .._core.custom import bind_checkpoint
+from .._core.tracer import Trace, Tracer, bind_traced, finish_trace
+from .._core.tree import tree_flatten, tree_unflatten
+from .forward import refuse_forward_mode
+from .values import (ValueTracer, add_cotangents, fit_cotangent, pass_through, shape_dtype,
+                     zeros_like_value)
 
-__all__ = ["RevTrace", "RevTracer", "JVPTrace", "JVPTracer", "backward", "add_cotangents",
-           "CustomNode", "zeros_like_value", "tracers_of", "pass_through"]
+__all__ = ["RevTrace", "RevTracer", "backward", "CustomNode", "trace_reverse", "pull_back",
+           "rule_cotangents"]
 
 _PROJ = object()  # tape marker: output k of a multiple-result node
-
-
-def zeros_like_value(x):
-    """A plain zero array shaped like `x` (which may be traced)."""
-    v = getval(x)
-    xp = array_module(v)
-    if isinstance(x, Tracer):  # its own shape: a batched value's has no batch axis
-        return xp.zeros(x.shape, dtype=x.dtype)
-    return xp.zeros(getattr(v, "shape", ()), dtype=getattr(v, "dtype", xp.float64))
-
-
-def add_cotangents(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
-
-
-class ValueTracer(Tracer):
-    """An autodiff tracer, which holds a value (`_value`): its abstract value comes from the
-    value's shape and dtype, and the four fields are read from the value directly (the same
-    answer, without building a ShapedArray per access)."""
-
-    __slots__ = ()
-    aval = property(lambda s: aval_of(s._value))
-    shape = property(lambda s: s._value.shape)
-    dtype = property(lambda s: s._value.dtype)
-    ndim = property(lambda s: s._value.ndim)
-    size = property(lambda s: s._value.size)
 
 
 class RevTracer(ValueTracer):
@@ -123,16 +96,50 @@ class RevTrace(Trace):
             outs.append(RevTracer(a, self, idx + 1 + k))
         return type(ans)(outs) if isinstance(ans, tuple) else outs
 
+    def _unbox(self, flat):
+        """(the values inside this trace's tracers among `flat`, [(position, tape index)])."""
+        vals = [x._value if type(x) is RevTracer and x._trace is self else x for x in flat]
+        parents = [(i, x._idx) for i, x in enumerate(flat)
+                   if type(x) is RevTracer and x._trace is self]
+        return vals, parents
 
-def pass_through(trace, prim, args, kwargs):
-    """A non-differentiable primitive under an autodiff trace: computed on the values inside
-    this trace's tracers, its outputs plain (or traced only by outer traces, which see it in
-    turn, so that a staging trace can record it)."""
-    vals = [a._value if isinstance(a, Tracer) and a._trace is trace else a for a in args]
-    for v in vals:
-        if isinstance(v, Tracer):
-            return bind_traced(prim, vals, kwargs)
-    return prim.impl(*vals, **kwargs)
+    def process_custom_vjp(self, rule, args):
+        flat, in_tree = rule.flatten(args)
+        refuse_forward_mode(rule.name, flat)
+        vals, parents = self._unbox(flat)
+        out, res = rule.fwd(*rule.fill_leaves(args, vals, in_tree))
+        out_flat, out_tree = tree_flatten(out)
+        fixed = [args[i] for i in rule.nondiff_argnums]
+
+        def vjp_all(g):
+            return rule_cotangents(rule, fixed, res, tree_unflatten(out_tree, list(g)),
+                                   in_tree, vals)
+
+        node = CustomNode(f"custom_vjp[{rule.name}]", vjp_all)
+        return tree_unflatten(out_tree, list(self.record(node, tuple(out_flat), vals, {},
+                                                         parents)))
+
+    def process_checkpoint(self, fun, args, kwargs, name):
+        flat, in_tree = tree_flatten((args, kwargs))
+        vals, parents = self._unbox(flat)
+        v_args, v_kwargs = tree_unflatten(in_tree, vals)
+        out = bind_checkpoint(fun, v_args, v_kwargs, name)  # traces below recompute too
+        out_flat, out_tree = tree_flatten(out)
+        traced = [i for i, _ in parents]
+
+        def vjp_all(g):  # run `fun` again from its inputs, then pull `g` back through it
+            trace, boxed, again = trace_reverse(lambda t: fun(*t[0], **t[1]), vals, traced,
+                                                in_tree, name)
+            grads = pull_back(trace, tree_flatten(again)[0], g, consume=True)
+            cts = [None] * len(vals)
+            for i in traced:
+                c = grads[boxed[i]._idx]
+                cts[i] = None if c is None else fit_cotangent(c, vals[i])
+            return cts
+
+        node = CustomNode(name, vjp_all)
+        return tree_unflatten(out_tree, list(self.record(node, tuple(out_flat), vals, {},
+                                                         parents)))
 
 
 def _real_if_real(c, x):
@@ -189,72 +196,42 @@ def backward(tape, seeds, consume=False):
     return grads
 
 
-class JVPTracer(ValueTracer):
-    __slots__ = ("_value", "_tangent", "_trace")
-
-    def __init__(self, value, tangent, trace):
-        self._value = value
-        self._tangent = tangent
-        self._trace = trace
-
-    @property
-    def value(self):
-        return self._value
-
-    def __repr__(self):
-        return f"JVPTracer(level={self._trace.level}, value={self._value!r})"
-
-
-class JVPTrace(Trace):
-    __slots__ = ()
-
-    def process(self, prim, args, kwargs):
-        if prim.nondiff:
-            return pass_through(self, prim, args, kwargs)
-        primals = []
-        tangents = []
-        outer = False
-        for i, a in enumerate(args):
-            if type(a) is JVPTracer and a._trace is self:
-                a_val = a._value
-                primals.append(a_val)
-                tangents.append((i, a._tangent))
-                if isinstance(a_val, Tracer):
-                    outer = True
-            else:
-                primals.append(a)
-                if isinstance(a, Tracer):
-                    outer = True
-        ans = bind_traced(prim, primals, kwargs) if outer else prim.impl(*primals, **kwargs)
-        jvps = prim.jvps
-        t_out = None
-        if prim.jvp_all is not None:  # one rule for every argument (control flow)
-            full = [None] * len(args)
-            for i, t in tangents:
-                full[i] = t
-            t_out = prim.jvp_all(full, ans, *primals, **kwargs)
-            tangents = ()
-        for i, t in tangents:
-            rule = jvps.get(i)
-            if rule is None:
-                raise prim.missing("jvp", i)
-            c = rule(t, ans, *primals, **kwargs)
-            if prim.multiple_results:
-                t_out = c if t_out is None else tuple(map(add_cotangents, t_out, c))
-            else:
-                t_out = add_cotangents(t_out, c)
-        if not prim.multiple_results:
-            return JVPTracer(ans, t_out, self)
-        outs = [JVPTracer(a, zeros_like_value(a) if t is None else t, self)
-                for a, t in zip(ans, t_out)]
-        return tuple(outs) if isinstance(ans, tuple) else outs
+def trace_reverse(call, flat, traced, in_tree, name):
+    """Run `call(tree)` on the pytree `in_tree` of `flat`, the leaves at positions `traced`
+    boxed in a new RevTrace; returns (trace, boxed leaves, output). The trace is finished
+    (its tracers escape as errors) when `call` returns."""
+    trace = RevTrace()
+    boxed = list(flat)
+    for i in traced:
+        boxed[i] = trace.new_input(flat[i])
+    try:
+        out = call(tree_unflatten(in_tree, boxed))
+    finally:
+        finish_trace(trace, name)
+    return trace, boxed, out
 
 
-def tracers_of(leaves):
-    """The innermost trace among `leaves`, or None."""
-    top = None
-    for x in leaves:
-        if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
-            top = x._trace
-    return top
+def pull_back(trace, out_flat, cts, consume=False):
+    """Run `trace`'s tape backwards from cotangents `cts` of its outputs `out_flat` (None for
+    none); returns the cotangent list indexed like the tape (an input's at its `_idx`)."""
+    seeds = [(o._idx, c) for o, c in zip(out_flat, cts)
+             if c is not None and isinstance(o, RevTracer) and o._trace is trace]
+    return backward(trace.tape, seeds, consume=consume)
 
+
+def rule_cotangents(rule, fixed, res, g, in_tree, vals):
+    """The leaves' cotangents from `rule.bwd(*fixed, res, g)`, zeros where it gives None,
+    each checked to have its input's shape."""
+    out = []
+    for i, (c, v) in enumerate(zip(rule.leaf_cotangents(rule.bwd(*fixed, res, g), in_tree),
+                                   vals)):
+        if c is None:
+            out.append(zeros_like_value(v))
+            continue
+        c_shape, v_shape = shape_dtype(c)[0], shape_dtype(v)[0]
+        if c_shape != v_shape:
+            raise ValueError(f"custom_vjp {rule.name}: bwd returned a cotangent of shape "
+                             f"{c_shape} for input leaf {i} of shape {v_shape}; each cotangent "
+                             "must have its input's shape (broadcastable is not enough).")
+        out.append(c)
+    return out

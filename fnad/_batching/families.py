@@ -11,10 +11,10 @@ import inspect
 
 import numpy as np
 
-from .trace import _moveaxis, _namespace, batch_fallback
+from .vmap import batch_by_loop, batch_fallback, move_axis, namespace_of
 
 __all__ = ["batch_size", "to_front", "all_to_front", "elementwise_batch", "axis_batch",
-           "stack_batch", "keep_batch", "logical_ndim"]
+           "stack_batch", "keep_batch", "logical_ndim", "loop_batch"]
 
 
 def _ndim(x):
@@ -46,9 +46,9 @@ def to_front(x, d, size=None):
             return x
         if not hasattr(x, "shape"):
             x = np.asarray(x)
-        xp = _namespace([x])
+        xp = namespace_of([x])
         return xp.broadcast_to(x[None], (size,) + tuple(x.shape))
-    return _moveaxis(x, d, 0)
+    return move_axis(x, d, 0)
 
 
 def all_to_front(args, dims):
@@ -78,7 +78,7 @@ def elementwise_batch(prim):
             if all(k == r for k, dd in zip(ranks, dims) if dd is not None) and all(
                     k <= r - d for k, dd in zip(ranks, dims) if dd is None):
                 return prim.bind(*args, **kwargs), d  # the axes already line up
-        args = [a if d is None else _lift(_moveaxis(a, d, 0), r) for a, d in zip(args, dims)]
+        args = [a if d is None else _lift(move_axis(a, d, 0), r) for a, d in zip(args, dims)]
         return prim.bind(*args, **kwargs), 0
     return rule
 
@@ -120,7 +120,7 @@ def axis_batch(prim, none="all", default=None):
         axis = bound.arguments.get("axis", dflt)
         if nd == 0 and axis is not None and axis != ():
             return batch_fallback(prim, args, dims, kwargs, batch_size(args, dims))
-        x = _moveaxis(x, d, 0)
+        x = move_axis(x, d, 0)
         flat_keep = False
         if axis is None:
             if none == "all":
@@ -163,3 +163,11 @@ def stack_batch(prim, core=None):
         return res, 0
     return rule
 
+
+def loop_batch(prim):
+    """The rule of a primitive whose examples are independent by nature (a random draw per
+    key): it runs once per example and the results are stacked, without the fallback's
+    warning."""
+    def rule(args, dims, **kwargs):
+        return batch_by_loop(prim, args, dims, kwargs, batch_size(args, dims))
+    return rule

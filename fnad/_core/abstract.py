@@ -12,11 +12,11 @@ import inspect
 
 import numpy as np
 
-from .backend import is_cupy_array
+from .backend import cupy_module, is_cupy_array
 from .tracer import Tracer
 
 __all__ = ["ShapedArray", "aval_of", "is_aval", "abstractify", "abstract_eval",
-           "AbstractEvalError"]
+           "AbstractEvalError", "as_avals"]
 
 
 class AbstractEvalError(TypeError):
@@ -90,16 +90,11 @@ def aval_of(x):
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(x.shape, x.dtype)
     if is_cupy_array(x):
-        return ShapedArray(x.shape, x.dtype, xp=_cupy_module())
+        return ShapedArray(x.shape, x.dtype, xp=cupy_module())
     dt = _WEAK_DTYPES.get(type(x))
     if dt is not None:
         return ShapedArray((), dt, weak_type=True)
     raise TypeError(f"aval_of: {type(x).__name__} is not an array, a tracer or a Python scalar")
-
-
-def _cupy_module():
-    import cupy
-    return cupy
 
 
 def _is_arraylike(x):
@@ -176,9 +171,9 @@ def xp_of(args):
     return np
 
 
-def _as_avals(out, xp):
+def as_avals(out, xp):
     if isinstance(out, (tuple, list)):
-        return tuple(_as_avals(o, xp) for o in out)
+        return tuple(as_avals(o, xp) for o in out)
     if isinstance(out, (np.ndarray, np.generic)):
         return ShapedArray(out.shape, out.dtype, xp=xp)
     return ShapedArray((), np.result_type(out), xp=xp)
@@ -193,7 +188,7 @@ def eval_on_standins(fn, *args, **kwargs):
     """Run `fn` on zero-strided stand-ins of the abstract values among `args`; exact (and
     free) for ops that only rearrange, view or select by position (reshape, transpose,
     basic indexing); do not use it for ops that compute over every element."""
-    return _as_avals(_quiet_call(fn, _standins(args), kwargs), xp_of(args))
+    return as_avals(_quiet_call(fn, _standins(args), kwargs), xp_of(args))
 
 
 def standin_rule(fn):

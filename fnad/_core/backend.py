@@ -22,7 +22,7 @@ def cupy_or_none():
     global _cupy, _cupy_reason
     if _cupy is False:
         try:
-            import cupy
+            cupy = cupy_module()
         except Exception as e:  # ImportError, or a broken CUDA install
             _cupy, _cupy_reason = None, f"CuPy is not installed or does not import ({e})"
             return None
@@ -111,12 +111,13 @@ def array_module(*args):
                 raise mixed_device_error(a, cp_arr)
             np_arr = a
     if cp_arr is not None:
-        return cupy_or_none() or _cupy_module_of(cp_arr)
+        return cupy_or_none() or cupy_module()
     return np
 
 
-def _cupy_module_of(x):
-    import cupy
+def cupy_module():
+    """The `cupy` module, imported on first use (CuPy is an optional dependency)."""
+    import cupy  # noqa: PLC0415 - optional dependency
     return cupy
 
 

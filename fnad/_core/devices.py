@@ -13,7 +13,7 @@ from .backend import cupy_or_none, gpu_unavailable_reason, is_cupy_array
 from .tracer import Tracer, getval, primitive
 from .tree import tree_map
 from .abstract import ShapedArray
-from ..extend import defabstract_eval, defjvp_linear, defvjp
+from .rules import defabstract_eval, defjvp_linear, defvjp
 
 __all__ = ["Device", "devices", "device_of", "device_put", "to_numpy", "parse_device"]
 

@@ -11,9 +11,10 @@ the trace of the innermost (highest-level) tracer, which records it.
 import itertools
 import weakref
 
-__all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "register_callable",
-           "PRIMITIVE_OF", "PRIMITIVES", "register_array_methods", "set_impl_error_hook",
-           "UnexpectedTracerError", "finish_trace"]
+__all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "levels",
+           "top_trace", "register_callable", "PRIMITIVE_OF", "PRIMITIVES",
+           "register_array_methods", "set_impl_error_hook", "UnexpectedTracerError",
+           "finish_trace"]
 
 _levels = itertools.count(1)
 
@@ -41,6 +42,16 @@ class Trace:
         the non-differentiable ones (`prim.nondiff`) included, comes here."""
         raise NotImplementedError
 
+    def process_custom_vjp(self, rule, args):  # pragma: no cover - abstract
+        """Handle a call of a custom_vjp function (`rule`, a `CustomVJPRule`) whose
+        differentiable arguments hold tracers of this trace; see `bind_custom_vjp`."""
+        raise NotImplementedError(f"{type(self).__name__} has no custom_vjp rule")
+
+    def process_checkpoint(self, fun, args, kwargs, name):  # pragma: no cover - abstract
+        """Handle a call of a `fnad.checkpoint` function `fun` whose arguments hold tracers
+        of this trace; see `bind_checkpoint`."""
+        raise NotImplementedError(f"{type(self).__name__} has no checkpoint rule")
+
 
 class _Finished:
     """Mixed into the class of a finished trace: any further use of its tracers raises."""
@@ -58,6 +69,12 @@ class _Finished:
 
     def process(self, prim, args, kwargs):
         raise self._escaped(f"primitive '{prim.name}'")
+
+    def process_custom_vjp(self, rule, args):
+        raise self._escaped(f"custom_vjp function {rule.name}")
+
+    def process_checkpoint(self, fun, args, kwargs, name):
+        raise self._escaped(name)
 
     def record(self, prim, *args):
         raise self._escaped(prim.name)
@@ -176,14 +193,39 @@ def register_array_methods(mixin):
     _ARRAY_METHODS.append(mixin)
 
 
+def levels(x):
+    """`x` and each value below it, one trace level at a time, down to a plain value or a
+    staged one (which has nothing more concrete below it)."""
+    yield x
+    while isinstance(x, Tracer):
+        v = x.value
+        if v is x:
+            return
+        x = v
+        yield x
+
+
 def getval(x):
-    """Strip every level of tracing from `x`."""
+    """Strip every level of tracing from `x`: the last of `levels(x)`."""
     while isinstance(x, Tracer):
         v = x.value
         if v is x:  # a staged value: nothing more concrete below
             return x
         x = v
     return x
+
+
+def top_trace(values):
+    """The innermost (highest-level) trace among `values` and the items of the tuples and
+    lists among them (an index tuple may hold a traced array), or None."""
+    top = None
+    for a in values:
+        for x in (a,) if type(a) not in (tuple, list) else a:
+            if isinstance(x, Tracer):
+                t = x._trace
+                if top is None or t.level > top.level:
+                    top = t
+    return top
 
 
 class Primitive:
@@ -248,15 +290,8 @@ def _has_tracer(items):
 def bind_traced(prim, args, kwargs):
     """Send a primitive call with tracers among `args` (or in a tuple among them, as an
     index tuple holding a staged index array) to the innermost trace."""
-    top = None
-    for a in args:
-        for x in (a,) if type(a) not in (tuple, list) else a:
-            if isinstance(x, Tracer):
-                t = x._trace
-                if top is None or t.level > top.level:
-                    top = t
     try:
-        return top.process(prim, args, kwargs)
+        return top_trace(args).process(prim, args, kwargs)
     except Exception as e:
         diagnose(prim, args, kwargs, e)
         raise

@@ -6,6 +6,7 @@ registration). Everything else is a leaf.
 """
 
 import dataclasses
+import functools
 from collections import OrderedDict, defaultdict
 
 __all__ = ["register_pytree_node", "register_dataclass", "tree_flatten", "tree_unflatten",
@@ -321,7 +322,6 @@ def tree_all(tree):
 
 def tree_reduce(function, tree, initializer=None):
     """Reduce the leaves with a binary function, like functools.reduce."""
-    import functools
     leaves = tree_leaves(tree)
     if initializer is None:
         return functools.reduce(function, leaves)

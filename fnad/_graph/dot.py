@@ -17,11 +17,12 @@ quotes and line breaks need escaping; `<`, `>`, `{` and `|` are plain characters
 import shutil
 import subprocess
 
+from .._ad.transforms import grad
 from .._core.backend import array_module
-from .ir import Var, _any_tracer, is_array_const, map_atoms, np_summary
-from .text import Namer, param_text
 from .._core.tracer import bind_traced
 from .._core.tree import tree_unflatten
+from .ir import Var, any_tracer, is_array_const, map_atoms, np_summary
+from .text import Namer, param_text
 
 __all__ = ["graph_dot", "render", "quote", "gradients"]
 
@@ -39,8 +40,6 @@ def _inexact(v):
 
 def gradients(graph):
     """{Var: gradient of the graph's scalar output with respect to that value}."""
-    from .._ad.transforms import grad  # noqa: PLC0415 - the pictures need autodiff lazily
-
     outs = graph.outvars
     if len(outs) != 1 or type(outs[0]) is not Var or outs[0].aval.shape != () \
             or not _inexact(outs[0]):
@@ -60,7 +59,7 @@ def gradients(graph):
         env.update(graph.captured)
         for e in graph.eqns:
             args = map_atoms(e.args, env.__getitem__)
-            out = bind_traced(e.prim, args, e.kwargs) if _any_tracer(args) else \
+            out = bind_traced(e.prim, args, e.kwargs) if any_tracer(args) else \
                 e.prim.impl(*args, **e.kwargs)
             single = len(e.outvars) == 1 and not e.prim.multiple_results
             for v, o in zip(e.outvars, [out] if single else out):

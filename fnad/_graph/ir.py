@@ -1,4 +1,4 @@
-"""The program representation of a staged function: `Var`, `Eqn` and `Graph`.
+"""The program representation of a staged function: `Var`, `Eqn` and `Program`.
 
 A graph is a list of equations in order of execution. Each equation applies one primitive
 to atoms (a `Var`, or a constant: an array, a Python scalar, a shape, an axis) and binds
@@ -21,7 +21,8 @@ from .._core.abstract import aval_of
 from .._core.tracer import Tracer, bind_traced
 from .._core.tree import tree_flatten, tree_unflatten
 
-__all__ = ["Var", "Eqn", "Graph", "map_atoms", "is_array_const"]
+__all__ = ["Var", "Eqn", "Program", "map_atoms", "is_array_const", "flat_args", "any_tracer",
+           "np_summary"]
 
 _ids = itertools.count()
 
@@ -81,23 +82,37 @@ def is_array_const(x):
     return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, Tracer)
 
 
-class Graph:
-    """A staged function: inputs, equations, outputs and the pytree structures around them.
+class Program:
+    """A staged function: inputs, equations, outputs and the pytree structures around them
+    (`fnad/_graph/graph.py`'s `Graph` adds its views: text, memory plan, pictures).
 
-    `graph(*args, **kwargs)` runs it (on arrays: each primitive's implementation; on tracers
-    of other transforms: each primitive bound, so grad/jvp/vmap see the same operations).
+    `program(*args, **kwargs)` runs it (on arrays: each primitive's implementation; on
+    tracers of other transforms: each primitive bound, so grad/jvp/vmap see the same
+    operations).
+
+    Fields besides the program itself: `captured` [(Var, outer tracer)], inputs after
+    `invars`; `lifted` (start, count): the inputs of a control-flow body that are constants
+    lifted out of it (never traced, no cotangent); `stacks_carries`: a scan body that also
+    outputs the carry each step starts from; `derived`: what the control-flow rules derive
+    from a body (its JVP and VJP programs, its compiled runner), made once; `example_inputs`:
+    the inputs it was made with, for `values()` and pictures; `notes`: what each optimisation
+    pass did.
     """
 
-    def __init__(self, invars, eqns, outvars, in_tree, out_tree, captured=(), name="function"):
+    def __init__(self, invars, eqns, outvars, in_tree, out_tree, captured=(), name="function",
+                 lifted=(0, 0), stacks_carries=False):
         self.invars = list(invars)
         self.eqns = list(eqns)
         self.outvars = list(outvars)
         self.in_tree = in_tree
         self.out_tree = out_tree
-        self.captured = list(captured)  # (Var, outer tracer): inputs after `invars`
+        self.captured = list(captured)
         self.name = name
+        self.lifted = lifted
+        self.stacks_carries = stacks_carries
+        self.derived = {}
         self.example_inputs = None
-        self.notes = []  # what each optimisation pass did, for printing
+        self.notes = []
 
     # -------------------------------------------------------------------- running
     def run_flat(self, flat):
@@ -112,7 +127,7 @@ class Graph:
         for eqn in self.eqns:
             args = map_atoms(eqn.args, read)
             prim = eqn.prim
-            if _any_tracer(args):
+            if any_tracer(args):
                 out = bind_traced(prim, args, eqn.kwargs)
             else:
                 out = prim.impl(*args, **eqn.kwargs)
@@ -153,7 +168,7 @@ class Graph:
     def consts(self):
         """The array constants among the equations' arguments and outputs, in order."""
         seen, out = set(), []
-        for a in itertools.chain((x for e in self.eqns for x in _flat_args(e.args)),
+        for a in itertools.chain((x for e in self.eqns for x in flat_args(e.args)),
                                  self.outvars):
             if is_array_const(a) and getattr(a, "ndim", 0) > 0 and id(a) not in seen:
                 seen.add(id(a))
@@ -167,41 +182,8 @@ class Graph:
             counts[e.prim.name] = counts.get(e.prim.name, 0) + 1
         return counts
 
-    def memory_plan(self):
-        """Liveness of every intermediate: a `MemoryPlan` with the peak bytes held at once."""
-        from .memory import memory_plan  # noqa: PLC0415
-        return memory_plan(self)
 
-    def pretty(self):
-        from .text import graph_text  # noqa: PLC0415
-        return graph_text(self)
-
-    __str__ = pretty
-
-    def __repr__(self):
-        return (f"<fnad Graph {self.name}: {len(self.invars)} inputs, {len(self.eqns)} "
-                f"equations, {len(self.outvars)} outputs>")
-
-    def to_dot(self, values=False, grads=False, fold=True, max_nodes=400, scope=None):
-        """Graphviz DOT text: one node per equation (op, shape, dtype), edges for data flow.
-
-        values/grads: annotate nodes with a summary of each value and of the gradient that
-        flowed back through it (uses the inputs the graph was made with; grads needs a
-        scalar output). fold: draw repeated blocks (`fnad.named_scope`) once, marked xN.
-        scope: draw only the equations inside this named scope. max_nodes: beyond this,
-        the rest is summarised in one node.
-        """
-        from .dot import graph_dot  # noqa: PLC0415
-        return graph_dot(self, values=values, grads=grads, fold=fold, max_nodes=max_nodes,
-                         scope=scope)
-
-    def render(self, path, fmt=None, **kwargs):
-        """Write the picture with the Graphviz `dot` program (format from the extension)."""
-        from .dot import render  # noqa: PLC0415
-        return render(self.to_dot(**kwargs), path, fmt)
-
-
-def _flat_args(args):
+def flat_args(args):
     for a in args:
         if type(a) in (list, tuple):
             yield from a
@@ -209,7 +191,7 @@ def _flat_args(args):
             yield a
 
 
-def _any_tracer(args):
+def any_tracer(args):
     for a in args:
         if isinstance(a, Tracer):
             return True

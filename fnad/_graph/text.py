@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .ir import Graph, Var, is_array_const
+from .ir import Program, Var, is_array_const
 
 __all__ = ["graph_text", "Namer", "param_text"]
 
@@ -39,7 +39,7 @@ class Namer:
 
 
 def param_text(p):
-    if isinstance(p, Graph):  # a control-flow body (fnad.lax)
+    if isinstance(p, Program):  # a control-flow body (fnad.lax)
         return f"{{{p.name}: {len(p.invars)} in, {len(p.eqns)} eqns, {len(p.outvars)} out}}"
     if isinstance(p, np.dtype) or (isinstance(p, type) and issubclass(p, np.generic)):
         return np.dtype(p).name

@@ -29,8 +29,12 @@ import os
 import numpy as np
 
 from .._core.abstract import ShapedArray
-from .._graph.ir import Eqn, Graph, Var
 from .._core.tracer import Primitive
+from .._graph.graph import Graph
+from .._graph.ir import Eqn, Var
+from .compile import compile_graph
+from .kernels import build, supports
+from .passes import rebuild
 
 __all__ = ["fuse_elementwise", "fused_elementwise", "FusedKernel", "set_backend",
            "get_backend", "available_backends", "Step", "MIN_SIZE"]
@@ -167,6 +171,7 @@ class FusedKernel:
     """A fused cluster: `kernel(*inputs) -> tuple of outputs`, built by a backend."""
 
     def __init__(self, steps, in_avals, outs, shape, backend):
+        self.fallback = None  # why the backend's kernel was replaced by NumPy's, if it was
         self.steps = steps
         self.in_avals = in_avals
         self.outs = outs  # step index of each output
@@ -181,8 +186,6 @@ class FusedKernel:
     def build(self, graph_in, graph_out):
         """Make `run`; on numba/numexpr, a kernel the library fails to build or compile
         falls back to the NumPy program of the same equations (reason in `fallback`)."""
-        from .compile import compile_graph  # noqa: PLC0415 - compile uses memory
-        self.fallback = None
 
         def numpy_run():
             sub = Graph(graph_in, [s.eqn for s in self.steps], graph_out, None, None,
@@ -193,7 +196,6 @@ class FusedKernel:
         if self.backend == "numpy":
             self.run = numpy_run()
             return self
-        from .kernels import build  # noqa: PLC0415 - imports numba or numexpr
         try:
             self.run = build(self, numpy_run)
         except Exception as e:  # noqa: BLE001 - any library failure: keep NumPy's program
@@ -300,7 +302,6 @@ def _make_kernel(graph, idx, types, used_outside, backend):
 
 def fuse_elementwise(graph, backend=None):
     """`graph` with each cluster of elementwise equations replaced by one fused equation."""
-    from .passes import rebuild  # noqa: PLC0415 - passes import nothing of ours
     backend = backend or get_backend()
     if backend == "off" or not graph.eqns:
         return graph
@@ -341,7 +342,6 @@ def fuse_elementwise(graph, backend=None):
 def _supports(backend):
     if backend == "numpy":
         return lambda e, op, loop, out: True
-    from .kernels import supports  # noqa: PLC0415
 
     def check(e, op, loop, out):
         args = e.args if op != "astype" else e.args[:1]

@@ -13,54 +13,16 @@ import functools
 import numpy as np
 
 from .._core.abstract import aval_of
-from .compile import compile_graph
-from .fusion import fuse_elementwise
-from .unroll import unroll_scans
-from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
-from .simplify import simplify
-from .staging import trace_to_graph
 from .._core.tracer import Tracer
 from .._core.tree import _registry, tree_flatten, tree_unflatten
+from .compile import compile_graph
+from .fusion import fuse_elementwise
+from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
+from .simplify import simplify
+from .staging import split_static, trace_to_graph
+from .unroll import unroll_scans
 
-__all__ = ["jit", "split_static", "optimize"]
-
-
-def _static_nums(static_argnums, nargs, name):
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    out = []
-    for n in nums:
-        if not isinstance(n, int):
-            raise TypeError(f"{name}: static_argnums must be ints, got {static_argnums!r}.")
-        if not -nargs <= n < nargs:
-            raise ValueError(f"{name}: static_argnums={static_argnums!r} is out of range for a "
-                             f"call with {nargs} positional arguments.")
-        out.append(n % nargs)
-    return tuple(sorted(set(out)))
-
-
-def split_static(args, static_argnums, name):
-    """(dynamic args, static args, rebuild(dynamic) -> all args)."""
-    if not static_argnums and static_argnums != 0:
-        return tuple(args), (), tuple
-    nums = _static_nums(static_argnums, len(args), name)
-    static = tuple(args[n] for n in nums)
-    for n, s in zip(nums, static):
-        try:
-            hash(s)
-        except TypeError:
-            raise TypeError(f"{name}: static argument {n} is a {type(s).__name__}, which is not "
-                            "hashable; static arguments key the trace cache, so pass a hashable "
-                            "value (a tuple instead of a list), or make it a dynamic argument."
-                            ) from None
-    dyn = tuple(a for i, a in enumerate(args) if i not in nums)
-
-    def rebuild(d):
-        full, it_d, it_s = [], iter(d), iter(static)
-        for i in range(len(args)):
-            full.append(next(it_s) if i in nums else next(it_d))
-        return tuple(full)
-
-    return dyn, static, rebuild
+__all__ = ["jit", "optimize_graph"]
 
 
 def _leaf_key(x, name, i):
@@ -150,7 +112,7 @@ def _builder(treedef):
     return ns["build"]
 
 
-def optimize(graph, fusion=None):
+def optimize_graph(graph, fusion=None):
     """The default passes, in order: unrolling of short scans, constant folding, algebraic
     simplification, CSE, dead code, elementwise fusion (`fusion`: a backend name, default
     the fastest installed)."""
@@ -167,14 +129,14 @@ class _Entry:
 
     __slots__ = ("graph", "optimized", "run", "build")
 
-    def __init__(self, graph, opt):
+    def __init__(self, graph, optimize):
         self.graph = graph
-        self.optimized = optimize(graph) if opt else graph
+        self.optimized = optimize_graph(graph) if optimize else graph
         self.run = None if graph.captured else compile_graph(self.optimized)
         self.build = _builder(graph.out_tree)
 
 
-def jit(fun, static_argnums=(), *, optimize=True):
+class jit:  # noqa: N801 - used like a function, as in JAX
     """Compile `fun`: trace it once per input signature, then replay the optimised program.
 
     Args:
@@ -186,52 +148,61 @@ def jit(fun, static_argnums=(), *, optimize=True):
         buffer reuse); False replays the traced program as it is.
 
     Returns:
-      A function with `fun`'s signature. `.graph(*args)` gives the optimised Graph a call
+      A callable with `fun`'s signature. `.graph(*args)` gives the optimised Graph a call
       with these arguments runs (print it, or `.to_dot()`); `.cache_size()` the number of
-      traces made.
+      traces made; `.clear_cache()` forgets them.
 
     Example:
       step = fnad.jit(train_step)
       params, state, loss = step(params, state, batch)   # traced once, then replayed
     """
-    name = getattr(fun, "__name__", "function")
-    cache = {}
-    fast = {}  # _fast_key of the arguments -> entry, for calls on plain arrays
-    plain = not static_argnums and static_argnums != 0
 
-    def lookup(args, kwargs):
-        dyn, static, rebuild = split_static(args, static_argnums, f"jit({name})")
+    def __init__(self, fun, static_argnums=(), *, optimize=True):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums = static_argnums
+        self.optimize = optimize
+        self._name = getattr(fun, "__name__", "function")
+        self._cache = {}
+        self._fast = {}  # _fast_key of the arguments -> entry, for calls on plain arrays
+        self._plain = not static_argnums and static_argnums != 0
+
+    def __get__(self, obj, objtype=None):  # a jitted method binds like a function
+        return self if obj is None else functools.partial(self, obj)
+
+    def _lookup(self, args, kwargs):
+        name = f"jit({self._name})"
+        dyn, static, rebuild = split_static(args, self.static_argnums, name)
         flat, in_tree = tree_flatten((dyn, kwargs))
         traced = False
         sig = []
         for i, x in enumerate(flat):
             if isinstance(x, Tracer):
                 traced = True
-            sig.append(_leaf_key(x, f"jit({name})", i))
+            sig.append(_leaf_key(x, name, i))
         key = (in_tree, static, tuple(sig))
-        entry = cache.get(key)
+        entry = self._cache.get(key)
         if entry is None:
-            avals = [aval_of(x) for x in flat]
-            graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw), avals, in_tree,
-                                   "jit")
-            graph.name = name
-            entry = _Entry(graph, optimize)
+            fun = self.fun
+            graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw),
+                                   [aval_of(x) for x in flat], in_tree, "jit")
+            graph.name = self._name
+            entry = _Entry(graph, self.optimize)
             if not graph.captured:  # a trace that closed over outer tracers is not reusable
-                cache[key] = entry
+                self._cache[key] = entry
         return entry, flat, traced
 
-    @functools.wraps(fun)
-    def jitted(*args, **kwargs):
-        if plain and not kwargs:
+    def __call__(self, *args, **kwargs):
+        key = None
+        if self._plain and not kwargs:
             flat = []
             key = _fast_key(args, flat)
-            entry = fast.get(key) if key is not None else None
+            entry = self._fast.get(key) if key is not None else None
             if entry is not None:
                 return entry.build(entry.run(*flat))
-        entry, flat, traced = lookup(args, kwargs)
-        if plain and not kwargs and key is not None and not traced and entry.run is not None \
-                and len(fast) < 64:
-            fast[key] = entry
+        entry, flat, traced = self._lookup(args, kwargs)
+        if key is not None and not traced and entry.run is not None and len(self._fast) < 64:
+            self._fast[key] = entry
         graph = entry.graph
         if traced or entry.run is None:
             outs = graph.run_flat(flat)
@@ -239,18 +210,20 @@ def jit(fun, static_argnums=(), *, optimize=True):
             outs = entry.run(*flat)
         return tree_unflatten(graph.out_tree, outs)
 
-    def graph_of(*args, **kwargs):
+    def graph(self, *args, **kwargs):
         """The optimised Graph that a call with these arguments runs."""
-        entry, flat, _ = lookup(args, kwargs)
+        entry, flat, _ = self._lookup(args, kwargs)
         entry.optimized.example_inputs = flat
         return entry.optimized
 
-    jitted.graph = graph_of
-    jitted._entry = lambda *args, **kwargs: lookup(args, kwargs)[0]
-    jitted.cache_size = lambda: len(cache)
-    def clear_cache():
-        cache.clear()
-        fast.clear()
+    def _entry(self, *args, **kwargs):
+        return self._lookup(args, kwargs)[0]
 
-    jitted.clear_cache = clear_cache
-    return jitted
+    def cache_size(self):
+        """The number of traces made (one per input signature)."""
+        return len(self._cache)
+
+    def clear_cache(self):
+        """Forget every trace; the next call traces again."""
+        self._cache.clear()
+        self._fast.clear()

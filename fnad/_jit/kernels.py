@@ -20,7 +20,9 @@ import hashlib
 import importlib.util
 import math
 import os
+import re
 import sys
+import tempfile
 
 import numpy as np
 
@@ -252,7 +254,6 @@ _temp = []
 
 def _temp_dir():
     if not _temp:
-        import tempfile  # noqa: PLC0415
         _temp.append(tempfile.mkdtemp(prefix="fnad_kernels_"))
     return _temp[0]
 
@@ -377,5 +378,4 @@ def _build_numexpr(kernel):
 
 
 def _uses(expr, name):
-    import re  # noqa: PLC0415
     return re.search(rf"\b{name}\b", expr) is not None

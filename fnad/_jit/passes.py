@@ -10,7 +10,8 @@ fnad/_graph_fusion.py and fnad/_graph_memory.py.
 
 import numpy as np
 
-from .._graph.ir import Eqn, Graph, Var, _flat_args, is_array_const, map_atoms
+from .._graph.graph import Graph
+from .._graph.ir import Eqn, Var, flat_args, is_array_const, map_atoms
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants",
            "substitute", "rebuild"]
@@ -104,7 +105,7 @@ def fold_constants(graph, max_bytes=1 << 24):
     kept = []
     for e in graph.eqns:
         args = map_atoms(e.args, lambda v: consts.get(v, v))
-        if any(type(a) is Var for a in _flat_args(args)):
+        if any(type(a) is Var for a in flat_args(args)):
             kept.append(Eqn(e.prim, tuple(args), e.kwargs, e.outvars, e.scope)
                         if any(v in consts for v in e.invars()) else e)
             continue

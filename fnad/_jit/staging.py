@@ -10,81 +10,20 @@ Each equation records the `named_scope`s open when it was staged (`Eqn.scope`), 
 pictures use to group and fold blocks.
 """
 
-import functools
-import threading
-
+from .._ad.forward import forward_mode_error
+from .._ad.reverse import rule_cotangents
+from .._ad.transforms import jvp, vjp
+from .._batching.vmap import batch_checkpoint, batch_custom_vjp
 from .._core.abstract import abstract_eval, aval_of, is_aval
-from .._graph.ir import Eqn, Graph, Var
-from .._core.tracer import Trace, Tracer, finish_trace
-from .._core.tree import tree_flatten, tree_unflatten
+from .._core.tracer import Primitive, Trace, Tracer, bind_traced, finish_trace
+from .._core.tree import tree_flatten, tree_structure, tree_unflatten
+from .._graph.graph import Graph
+from .._graph.ir import Eqn, Var
+from .compile import compile_graph
+from .scopes import current_scope
 
 __all__ = ["StagingTrace", "StagingTracer", "ConcretizationError", "trace_to_graph",
-           "make_graph", "named_scope", "current_scope"]
-
-class _Scopes(threading.local):
-    stack = ()  # the open scope names of this thread, outermost first
-
-
-_scopes = _Scopes()
-
-
-class _ScopeName(str):
-    """A scope name; one object per entry, so two calls of one scope are told apart."""
-
-    __slots__ = ()
-
-
-def current_scope():
-    """The names of the `named_scope`s open in this thread, outermost first."""
-    return _scopes.stack
-
-
-class named_scope:  # noqa: N801 - used like a function, as a context manager
-    """Name the operations staged inside a `with` block, for reading and drawing graphs.
-
-    Equations staged by `jit`/`make_graph` inside the block record the open scope names
-    (`Eqn.scope`); `Graph.to_dot` draws each scope as a cluster, folds repeated scopes
-    with the same structure, or draws one scope alone (`to_dot(scope="block_2")`). It
-    changes nothing else and costs a few hundred nanoseconds when nothing is staged.
-
-    As a decorator, `@fnad.named_scope("attention")` opens the scope on every call.
-
-    Example:
-      with fnad.named_scope(f"block_{i}"):
-          x = block(params[i], x)
-    """
-
-    __slots__ = ("name", "_prev")
-
-    def __init__(self, name):
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"named_scope: the name must be a non-empty str, got {name!r}; "
-                            "e.g. fnad.named_scope('block_0').")
-        self.name = name
-
-    def __enter__(self):
-        self._prev = prev = _scopes.stack
-        _scopes.stack = prev + (_ScopeName(self.name),)
-        return self
-
-    def __exit__(self, *exc):
-        _scopes.stack = self._prev
-        return False
-
-    def __call__(self, fun):
-        name = self.name
-
-        @functools.wraps(fun)
-        def scoped(*args, **kwargs):
-            prev = _scopes.stack
-            _scopes.stack = prev + (_ScopeName(name),)
-            try:
-                return fun(*args, **kwargs)
-            finally:
-                _scopes.stack = prev
-
-        return scoped
-
+           "make_graph", "split_static"]
 
 class ConcretizationError(TypeError):
     """A staged (abstract) value was used where Python needs a concrete one."""
@@ -199,6 +138,108 @@ class StagingTrace(Trace):
         self.eqns.append(Eqn(prim, atoms, kwargs, [var], current_scope()))
         return StagingTracer(self, var)
 
+    def process_custom_vjp(self, rule, args):
+        flat, in_tree = rule.flatten(args)
+        prim, out_tree = _custom_vjp_primitive(rule, args, flat, in_tree, self.transform)
+        return tree_unflatten(out_tree, list(bind_traced(prim, tuple(flat), {})))
+
+    def process_checkpoint(self, fun, args, kwargs, name):
+        flat, in_tree = tree_flatten((args, kwargs))
+        dyn = [i for i, x in enumerate(flat) if _is_operand(x)]
+        prim, out_tree, operands = _checkpoint_primitive(fun, flat, in_tree, dyn, name,
+                                                         self.transform)
+        return tree_unflatten(out_tree, list(bind_traced(prim, tuple(operands), {})))
+
+
+# ----------------------------------------------------------------------------- custom rules
+# A custom_vjp or checkpoint call inside jit is one primitive in the graph, made for that
+# call: its implementation runs the function, its rules run the custom VJP (or the function
+# again, under vjp, for checkpoint), so grad of the staged program in either order uses them,
+# and the optimiser cannot merge a checkpointed forward pass with its recomputation.
+
+def _is_operand(x):
+    return isinstance(x, (Tracer, bool, int, float, complex)) or hasattr(x, "dtype")
+
+
+def _staged_outputs(fun, flat, transform):
+    """Trace `fun(*flat)` for its outputs' structure and abstract values."""
+    graph = trace_to_graph(fun, [aval_of(x) for x in flat], tree_structure((tuple(flat), {})),
+                           transform)
+    return graph.out_tree, tuple(v.aval if type(v) is Var else aval_of(v)
+                                 for v in graph.outvars)
+
+
+def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
+    fixed = [args[i] for i in rule.nondiff_argnums]
+
+    def fun(*vals):
+        return rule.fun(*rule.fill_leaves(args, vals, in_tree))
+
+    def impl(*vals):
+        return tuple(tree_flatten(fun(*vals))[0])
+
+    def vjp_all(g, ans, *vals):
+        out, res = rule.fwd(*rule.fill_leaves(args, vals, in_tree))
+        g = tree_unflatten(tree_flatten(out)[1], list(g))
+        return tuple(rule_cotangents(rule, fixed, res, g, in_tree, list(vals)))
+
+    def jvp_all(tangents, ans, *vals):
+        raise forward_mode_error(rule.name)
+
+    def batch(vals, dims):
+        outs = tree_flatten(batch_custom_vjp(rule, args, vals, dims, in_tree))[0]
+        return outs, (0,) * len(outs)
+
+    out_tree, out_avals = _staged_outputs(fun, flat, transform)
+    return _primitive(f"custom_vjp[{rule.name}]", impl, out_avals, vjp_all, jvp_all,
+                      batch), out_tree
+
+
+def _checkpoint_primitive(fun, flat, in_tree, dyn, name, transform):
+    """The primitive of one checkpoint call, its output structure and its operands: the
+    array leaves of the call (the others, flags and strings, stay fixed), then the outer
+    values `fun` closes over (so that gradients reach them)."""
+    def call(*vals):
+        leaves = list(flat)
+        for i, v in zip(dyn, vals):
+            leaves[i] = v
+        a, kw = tree_unflatten(in_tree, leaves)
+        return fun(*a, **kw)
+
+    operands = [flat[i] for i in dyn]
+    graph = trace_to_graph(call, [aval_of(x) for x in operands],
+                           tree_structure((tuple(operands), {})), transform)
+    body = Graph(graph.invars + [v for v, _ in graph.captured], graph.eqns, graph.outvars,
+                 None, None, name=name)
+    run = compile_graph(body)
+
+    def again(*vals):  # the body, primitive by primitive, for the traces that bind it
+        return body.run_flat(list(vals))
+
+    def vjp_all(g, ans, *vals):  # the forward pass again, then back through it
+        return vjp(again, *vals)[1](list(g))
+
+    def jvp_all(tangents, ans, *vals):
+        t = [a.xp.zeros(a.shape, a.dtype) if t is None else t
+             for t, a in zip(tangents, map(aval_of, vals))]
+        return tuple(jvp(again, vals, t)[1])
+
+    def batch(vals, dims):
+        outs = batch_checkpoint(again, vals, dims, tree_structure((tuple(vals), {})), name)
+        return list(outs), (0,) * len(outs)
+
+    out_avals = tuple(v.aval if type(v) is Var else aval_of(v) for v in graph.outvars)
+    prim = _primitive(name, lambda *vals: tuple(run(*vals)), out_avals, vjp_all, jvp_all,
+                      batch)
+    return prim, graph.out_tree, operands + [t for _, t in graph.captured]
+
+
+def _primitive(name, impl, out_avals, vjp_all, jvp_all, batch):
+    prim = Primitive(name, impl, multiple_results=True)
+    prim.abstract_eval = lambda *avals: out_avals
+    prim.vjp_all, prim.jvp_all, prim.batch = vjp_all, jvp_all, batch
+    return prim
+
 
 def _leaf_aval(x, name, i):
     try:
@@ -242,8 +283,6 @@ def make_graph(fun, static_argnums=()):
       print(g)
       print(fnad.make_graph(fnad.grad(f))(x))     # the backward pass, as a program
     """
-    from .jit import split_static  # noqa: PLC0415 - jit builds on this module
-
     def make(*args, **kwargs):
         dyn, static, rebuild = split_static(args, static_argnums, "make_graph")
         flat, in_tree = tree_flatten((dyn, kwargs))
@@ -255,3 +294,41 @@ def make_graph(fun, static_argnums=()):
         return graph
 
     return make
+
+
+def _static_nums(static_argnums, nargs, name):
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    out = []
+    for n in nums:
+        if not isinstance(n, int):
+            raise TypeError(f"{name}: static_argnums must be ints, got {static_argnums!r}.")
+        if not -nargs <= n < nargs:
+            raise ValueError(f"{name}: static_argnums={static_argnums!r} is out of range for a "
+                             f"call with {nargs} positional arguments.")
+        out.append(n % nargs)
+    return tuple(sorted(set(out)))
+
+
+def split_static(args, static_argnums, name):
+    """(dynamic args, static args, rebuild(dynamic) -> all args)."""
+    if not static_argnums and static_argnums != 0:
+        return tuple(args), (), tuple
+    nums = _static_nums(static_argnums, len(args), name)
+    static = tuple(args[n] for n in nums)
+    for n, s in zip(nums, static):
+        try:
+            hash(s)
+        except TypeError:
+            raise TypeError(f"{name}: static argument {n} is a {type(s).__name__}, which is not "
+                            "hashable; static arguments key the trace cache, so pass a hashable "
+                            "value (a tuple instead of a list), or make it a dynamic argument."
+                            ) from None
+    dyn = tuple(a for i, a in enumerate(args) if i not in nums)
+
+    def rebuild(d):
+        full, it_d, it_s = [], iter(d), iter(static)
+        for i in range(len(args)):
+            full.append(next(it_s) if i in nums else next(it_d))
+        return tuple(full)
+
+    return dyn, static, rebuild

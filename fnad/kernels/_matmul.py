@@ -15,9 +15,11 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.backend import cupy_or_none, is_cupy_array
+from .._core.backend import cupy_or_none, is_cupy_array, mixed_device_error
 from ..numpy._batch_rules import matmul_batch
-from ..extend import as_primitive, defabstract_eval, defjvp, defvjp, primitive
+from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
+from .._core.tracer import primitive
+from . import _matmul_cuda as cuda
 
 __all__ = ["matmul", "matmul_autotune"]
 
@@ -115,13 +117,11 @@ def _matmul_impl(a, b):
 def _matmul_gpu(a, b):
     cp = cupy_or_none()
     if not (is_cupy_array(a) and is_cupy_array(b)):
-        from .._core.backend import mixed_device_error
         raise mixed_device_error(b if is_cupy_array(a) else a, a if is_cupy_array(a) else b,
                                  "fnad.kernels.matmul")
     if a.device.id != b.device.id:
         raise ValueError(f"fnad.kernels.matmul: a is on gpu:{a.device.id} and b on "
                          f"gpu:{b.device.id}; move one with fnad.device_put.")
-    from . import _matmul_cuda as cuda
     with cp.cuda.Device(a.device.id):
         out, args = _prepare(cp, a, b)
         if out.size:
@@ -184,7 +184,6 @@ def matmul_autotune(a, b):
     if not (is_cupy_array(a) and is_cupy_array(b)):
         return None
     cp = cupy_or_none()
-    from . import _matmul_cuda as cuda
     with cp.cuda.Device(a.device.id):
         _, args = _prepare(cp, a, b)
         return cuda.autotune(cp, args)

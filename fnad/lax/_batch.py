@@ -16,7 +16,7 @@ so the loop still runs one compiled program per step.
 
 from .._core.backend import array_module
 from .._batching.families import batch_size, to_front
-from .._batching.trace import _moveaxis, vmap
+from .._batching.vmap import move_axis, vmap
 from ._graphs import cached, derived, in_avals
 from ._prims import cond_p, scan_p, while_p
 
@@ -36,8 +36,7 @@ def _batched_graph(graph, axes, n, name):
             return vmap(lambda *a: graph.run_flat(list(a)), in_axes=tuple(axes),
                         axis_size=n)(*flat)
         g = derived(fun, avals, name)
-        if "lifted" in graph.__dict__:
-            g.lifted = graph.lifted
+        g.lifted = graph.lifted
         return g
     return cached(graph, ("batch", tuple(axes), n), make)
 
@@ -47,7 +46,7 @@ def _scan_batch(args, dims, *, body, num_consts, num_carry, length, reverse):
     n = batch_size(args, dims)
     consts = [to_front(a, d) for a, d in zip(args[:nc], dims[:nc])]
     carry = [to_front(a, d, n) for a, d in zip(args[nc:nc + nk], dims[nc:nc + nk])]
-    xs = [a if d is None else _moveaxis(a, d, 1) for a, d in zip(args[nc + nk:],
+    xs = [a if d is None else move_axis(a, d, 1) for a, d in zip(args[nc + nk:],
                                                                   dims[nc + nk:])]
     axes = ([None if d is None else 0 for d in dims[:nc]] + [0] * nk
             + [None if d is None else 0 for d in dims[nc + nk:]])
@@ -70,7 +69,7 @@ def _cond_batch(args, dims, *, branches):
     pred = to_front(pred, dims[0])
     outs_f = bbr[0].run_flat(list(ops))
     outs_t = bbr[1].run_flat(list(ops))
-    xp = _namespace(pred)
+    xp = namespace_of(pred)
     res = []
     for t, f in zip(outs_t, outs_f):
         p = xp.reshape(pred, (n,) + (1,) * (len(t.shape) - 1))
@@ -78,7 +77,7 @@ def _cond_batch(args, dims, *, branches):
     return tuple(res), (0,) * len(res)
 
 
-def _namespace(x):
+def namespace_of(x):
     return x.__array_namespace__() if hasattr(x, "__array_namespace__") else array_module(x)
 
 
@@ -98,13 +97,13 @@ def _while_graphs(cond_graph, body_graph, ncc, nbc, c_axes, b_axes, n):
 
         def test(*flat):
             (p,) = bcond.run_flat(list(flat))
-            return [_namespace(p).any(p)]
+            return [namespace_of(p).any(p)]
 
         def step(*flat):
             cc, bc, carry = flat[:ncc], flat[ncc:ncc + nbc], flat[ncc + nbc:]
             (p,) = bcond.run_flat([*cc, *carry])
             new = bbody.run_flat([*bc, *carry])
-            xp = _namespace(p)
+            xp = namespace_of(p)
             return [xp.where(xp.reshape(p, (n,) + (1,) * (len(c.shape) - 1)), a, c)
                     for a, c in zip(new, carry)]
 

@@ -12,7 +12,8 @@ import numpy as np
 from .._core.abstract import aval_of
 from .._ad.reverse import RevTracer
 from .._core.backend import array_module
-from .._graph.ir import Graph, Var
+from .._graph.graph import Graph
+from .._graph.ir import Var
 from ._graphs import close, out_avals, shared, trace_flat
 from ._prims import cond_p, scan_p, stacking_body, while_p
 from . import _batch as _lax_batch  # noqa: F401 - registers the batching rules

@@ -10,9 +10,10 @@ under jit, come for free. Everything derived is cached on the body Graph object.
 
 from .._core.abstract import aval_of
 from .._core.backend import array_module
-from .._graph.ir import Eqn, Graph, Var, is_array_const
+from .._graph.graph import Graph
+from .._graph.ir import Eqn, Var, is_array_const
 from .._jit.compile import compile_graph
-from .._jit.jit import optimize
+from .._jit.jit import optimize_graph
 from .._jit.staging import trace_to_graph
 from .._ad.transforms import jvp, vjp
 from .._core.tree import tree_structure
@@ -38,7 +39,7 @@ def diff_flags(graph):
     """Per input of a closed body: whether it may carry a derivative (a float that is not a
     constant lifted out of the body)."""
     flags = [is_float(a) for a in in_avals(graph)]
-    start, n = graph.__dict__.get("lifted", (0, 0))
+    start, n = graph.lifted
     flags[start:start + n] = [False] * n
     return flags
 
@@ -84,9 +85,9 @@ def close(graph, name):
     eqns = [Eqn(e.prim, tuple(lift(a) for a in e.args), e.kwargs, e.outvars, e.scope)
             for e in graph.eqns]
     outvars = [lift(v) for v in graph.outvars]
-    g = Graph(caps + graph.invars, eqns, outvars, graph.in_tree, graph.out_tree, (), name)
     # inputs [n_captured, n_captured + lifted) are constants: never traced, no cotangent
-    g.lifted = (len(graph.captured), len(lifted))
+    g = Graph(caps + graph.invars, eqns, outvars, graph.in_tree, graph.out_tree, (), name,
+              lifted=(len(graph.captured), len(lifted)))
     return shared(g), vals
 
 
@@ -127,7 +128,7 @@ def shared(g):
                       tuple((k, _param_key(p)) for k, p in sorted(e.kwargs.items())),
                       tuple(num(v) for v in e.outvars)) for e in g.eqns),
                tuple(_atom_key(v, num) for v in g.outvars), g.name,
-               g.__dict__.get("lifted"))
+               g.lifted, g.stacks_carries)
         hash(key)
     except TypeError:  # an unhashable parameter: this body is not shared
         return g
@@ -147,7 +148,7 @@ def permuted(graph, in_order, out_order, name):
 
 def cached(graph, key, make):
     """`make()`, computed once per body graph and key."""
-    cache = graph.__dict__.setdefault("_lax_cache", {})
+    cache = graph.derived
     val = cache.get(key)
     if val is None:
         val = cache[key] = make()
@@ -156,7 +157,7 @@ def cached(graph, key, make):
 
 def runner(graph):
     """The optimised, compiled program of a closed graph: `run(*flat) -> list`."""
-    return cached(graph, "run", lambda: compile_graph(optimize(graph)))
+    return cached(graph, "run", lambda: compile_graph(optimize_graph(graph)))
 
 
 def trace_flat(fun, avals, name):

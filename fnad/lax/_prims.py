@@ -17,7 +17,8 @@ values a body closed over are its leading operands, so transforms see them.
 import numpy as np
 
 from .._core.backend import array_module
-from .._graph.ir import Graph, Var
+from .._graph.graph import Graph
+from .._graph.ir import Var
 from ._graphs import (as_arrays, cached, diff_flags, in_avals, is_float, jvp_graph, out_avals,
                       permuted, runner, derived, vjp_graph, zeros)
 from .._core.tracer import Primitive
@@ -35,6 +36,15 @@ def _flags(avals):
 
 def _where(flags):
     return [i for i, f in enumerate(flags) if f]
+
+
+def _scatter(n, flags, values, offset=0):
+    """A tuple of `n` with `values` at the positions `offset + i` where `flags[i]` is true,
+    None elsewhere: the cotangents or tangents of the operands (outputs) that have one."""
+    out = [None] * n
+    for i, v in zip(_where(flags), values):
+        out[offset + i] = v
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- scan
@@ -66,11 +76,8 @@ def stacking_body(body, num_consts, num_carry):
     VJP needs); marked so that the VJP rule reads them from the scan's results."""
     def make():
         carry_in = body.invars[num_consts:num_consts + num_carry]
-        g = Graph(body.invars, body.eqns, body.outvars + carry_in, body.in_tree,
-                  body.out_tree, (), body.name)
-        g.stacks_carries = True
-        g.lifted = body.__dict__.get("lifted", (0, 0))
-        return g
+        return Graph(body.invars, body.eqns, body.outvars + carry_in, body.in_tree,
+                     body.out_tree, (), body.name, lifted=body.lifted, stacks_carries=True)
     return cached(body, ("stacking", num_consts, num_carry), make)
 
 
@@ -104,7 +111,7 @@ def _scan_vjp(g, ans, *ops, body, num_consts, num_carry, length, reverse):
     nc, nk = num_consts, num_carry
     ins, outs = in_avals(body), out_avals(body)
     f_in, f_out = diff_flags(body), _flags(outs)
-    if getattr(body, "stacks_carries", False):
+    if body.stacks_carries:
         carries = ans[len(ans) - nk:]
     else:
         res = scan_p.bind(*ops, body=stacking_body(body, nc, nk), num_consts=nc,
@@ -116,10 +123,7 @@ def _scan_vjp(g, ans, *ops, body, num_consts, num_carry, length, reverse):
     res = scan_p.bind(*ops[:nc], *acc0, *ct_k, *carries, *ops[nc + nk:], *ct_y,
                       body=_scan_bwd_body(body, nc, nk), num_consts=nc,
                       num_carry=len(acc0) + len(ct_k), length=length, reverse=not reverse)
-    cts = [None] * len(ops)
-    for i, c in zip(_where(f_in), res):
-        cts[i] = c
-    return tuple(cts)
+    return _scatter(len(ops), f_in, res)
 
 
 def _scan_jvp_body(body, nc, nk, t_in):
@@ -154,16 +158,10 @@ def _scan_jvp(tangents, ans, *ops, body, num_consts, num_carry, length, reverse)
     nt_c, nt_k = sum(t_in[:nc]), sum(t_in[nc:nc + nk])
     res = scan_p.bind(*groups, body=_scan_jvp_body(body, nc, nk, t_in), num_consts=nc + nt_c,
                       num_carry=nk + nt_k, length=length, reverse=reverse)
-    out_t = [None] * len(outs)
     f_out = _flags(outs)
-    it = iter(res[nk:nk + nt_k])
-    for k in _where(f_out[:nk]):
-        out_t[k] = next(it)
     ny = len(outs) - nk
-    it = iter(res[nk + nt_k + ny:])
-    for j in _where(f_out[nk:]):
-        out_t[nk + j] = next(it)
-    return tuple(out_t)
+    carry_t = _scatter(nk, f_out[:nk], res[nk:nk + nt_k])
+    return carry_t + _scatter(ny, f_out[nk:], res[nk + nt_k + ny:])
 
 
 scan_p.impl = _scan_impl
@@ -187,10 +185,7 @@ def _cond_vjp(g, ans, pred, *ops, branches):
     f_in, f_out = _flags(in_avals(branches[0])), _flags(out_avals(branches[0]))
     bwd = tuple(vjp_graph(b, f_in, f_out) for b in branches)
     res = cond_p.bind(pred, *ops, *[g[k] for k in _where(f_out)], branches=bwd)
-    cts = [None] * (1 + len(ops))
-    for i, c in zip(_where(f_in), res):
-        cts[1 + i] = c
-    return tuple(cts)
+    return _scatter(1 + len(ops), f_in, res, offset=1)
 
 
 def _cond_jvp(tangents, ans, pred, *ops, branches):
@@ -198,10 +193,7 @@ def _cond_jvp(tangents, ans, pred, *ops, branches):
     fwd = tuple(jvp_graph(b, t_in) for b in branches)
     res = cond_p.bind(pred, *ops, *[t for t in tangents[1:] if t is not None], branches=fwd)
     n = len(ans)
-    out_t = [None] * n
-    for k, t in zip(_where(_flags(out_avals(branches[0]))), res[n:]):
-        out_t[k] = t
-    return tuple(out_t)
+    return _scatter(n, _flags(out_avals(branches[0])), res[n:])
 
 
 cond_p.impl = _cond_impl
@@ -264,10 +256,7 @@ def _while_jvp(tangents, ans, *ops, cond_graph, body_graph, cond_nconsts, body_n
     res = while_p.bind(*ops[:ncc], *bc, *t_bc, *carry, *t_k, cond_graph=jcond,
                        body_graph=jbody, cond_nconsts=ncc, body_nconsts=nbc + len(t_bc))
     nk = len(carry)
-    out_t = [None] * nk
-    for k, t in zip(_where(t_in[nbc:]), res[nk:]):
-        out_t[k] = t
-    return tuple(out_t)
+    return _scatter(nk, t_in[nbc:], res[nk:])
 
 
 while_p.impl = _while_impl

@@ -10,11 +10,11 @@ import numpy as np
 from .. import numpy as fnp
 from .._batching.families import (all_to_front, axis_batch, batch_size, elementwise_batch,
                                   keep_batch, logical_ndim, stack_batch, to_front)
-from .._batching.trace import batch_fallback
+from .._batching.vmap import batch_fallback
 from .._core.devices import _put
 from .._core.tracer import PRIMITIVE_OF, PRIMITIVES
 from .._ad.transforms import stop_gradient_p
-from ..extend import as_primitive
+from .._core.rules import as_primitive
 from ._util import shape
 
 _P = {p.name: p for p in PRIMITIVES}
@@ -206,6 +206,7 @@ def _register():
 
 _register()
 from . import _batch_rules_index as _batch_rules_index  # noqa: E402,F401
+from . import _fft, _linalg_eig  # noqa: E402 - their primitives get rules here
 
 
 # ----------------------------------------------------------------------------- fft, eig, lstsq
@@ -225,7 +226,6 @@ def _fft_axes_rule(prim, name):
 
 
 def _register_late():
-    from . import _fft, _linalg_eig  # noqa: PLC0415 - their primitives, registered here
     _fft._fft_p.primitive.batch = _fft_axes_rule(_fft._fft_p.primitive, "axes")
     _fft._rfft_p.primitive.batch = _fft_axes_rule(_fft._rfft_p.primitive, "axis")
     _fft._irfft_p.primitive.batch = _fft_axes_rule(_fft._irfft_p.primitive, "axis")

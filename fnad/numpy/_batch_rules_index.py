@@ -15,7 +15,7 @@ from .. import numpy as fnp
 from .._core.abstract import abstract_eval
 from .._core.backend import array_module
 from .._batching.families import batch_size, to_front
-from .._batching.trace import _moveaxis, batch_fallback
+from .._batching.vmap import move_axis, batch_fallback
 from .._core.tracer import PRIMITIVES, Tracer
 from ._util import shape
 
@@ -82,7 +82,7 @@ def _batched_index(x, dx, idx, didx, n):
             s = shape(a)
             new[k] = fnp.reshape(a, s[:1] + (1,) * (r + 1 - len(s)) + s[1:])
     if dx is not None:
-        x = _moveaxis(x, dx, x_pos)
+        x = move_axis(x, dx, x_pos)
         xp = x.aval.xp if isinstance(x, Tracer) else array_module(x)  # reads no value
         new.insert(adv[0], xp.arange(n).reshape((n,) + (1,) * r))
     return x, tuple(new), out_pos if adjacent else 0, x_pos
@@ -142,7 +142,7 @@ def _gather_transpose_rule(args, dims, **kw):
     if lay is None:
         return batch_fallback(_P["gather_transpose"], args, dims, kw, n)
     zx, pidx, out_pos, x_pos = lay
-    g = _moveaxis(to_front(g, dg, n), 0, out_pos)
+    g = move_axis(to_front(g, dg, n), 0, out_pos)
     return _P["gather_transpose"].bind(g, pidx, shape(zx)), x_pos
 
 
@@ -162,7 +162,7 @@ def _update_rule(prim):
             v = to_front(v, dv)
             s = shape(v)
             v = fnp.reshape(v, s[:1] + (1,) * (len(res) - len(s)) + s[1:])
-            v = _moveaxis(v, 0, out_pos)
+            v = move_axis(v, 0, out_pos)
         elif len(shape(v)) > len(res) - 1 - out_pos:
             s = shape(v)
             v = fnp.reshape(v, (1,) * (len(res) - 1 - len(s)) + s)

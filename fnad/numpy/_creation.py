@@ -5,8 +5,9 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, same_rule
+from .._core.backend import cupy_module, is_cupy_array
 from .._core.tracer import Tracer
-from ..extend import as_primitive, defabstract_eval, defjvp_linear, defvjp
+from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp
 from ._util import wrap, wrap_nondiff
 
 zeros = np.zeros
@@ -64,9 +65,8 @@ def array(object, dtype=None, *, copy=True, order="K", ndmin=0, like=None):
         while fnp.ndim(res) < ndmin:
             res = fnp.expand_dims(res, 0)
         return res
-    if type(object).__module__.startswith("cupy"):
-        import cupy
-        return cupy.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
+    if is_cupy_array(object):
+        return cupy_module().array(object, dtype=dtype, copy=copy, ndmin=ndmin)
     return np.array(object, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
 
 # ----------------------------------------------------------------------------- abstract evaluation

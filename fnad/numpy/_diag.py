@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import standin_rule
-from ..extend import defabstract_eval, defjvp_linear, defvjp
+from .._core.rules import defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, shape, wrap
 
 

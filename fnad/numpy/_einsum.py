@@ -14,7 +14,7 @@ from .. import numpy as fnp
 from .._core.backend import array_module
 from .._core.tracer import getval
 from .._core.abstract import ShapedArray
-from ..extend import defabstract_eval, defjvp_linear, defvjp
+from .._core.rules import defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, shape, wrap
 
 _MAX_OPERANDS = 32

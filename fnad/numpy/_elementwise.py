@@ -12,7 +12,7 @@ from .. import numpy as fnp
 from .._core.abstract import ShapedArray, elementwise_rule, xp_of
 from .._core.backend import array_module
 from .._core.tracer import Tracer, getval
-from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
+from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 
 # ----------------------------------------------------------------------------- primitives
@@ -79,17 +79,47 @@ copysign = wrap(np.copysign)
 _clip_p = wrap(lambda a, lo, hi: np.clip(a, lo, hi), "clip")
 
 # Piecewise-constant and logical functions: outputs carry no derivative.
-_NONDIFF = ["floor", "ceil", "rint", "trunc", "fix", "sign", "signbit", "floor_divide",
-            "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-            "logical_and", "logical_or", "logical_not", "logical_xor", "isfinite", "isinf",
-            "isnan", "isclose", "allclose", "array_equal", "bitwise_and", "bitwise_or",
-            "bitwise_xor", "invert", "left_shift", "right_shift", "heaviside", "gcd", "lcm",
-            "iscomplex", "isreal", "isneginf", "isposinf", "nextafter", "spacing"]
-for _name in _NONDIFF:
-    globals()[_name] = wrap_nondiff(getattr(np, _name), _name)
+floor = wrap_nondiff(np.floor, "floor")
+ceil = wrap_nondiff(np.ceil, "ceil")
+rint = wrap_nondiff(np.rint, "rint")
+trunc = wrap_nondiff(np.trunc, "trunc")
+fix = wrap_nondiff(np.fix, "fix")
+sign = wrap_nondiff(np.sign, "sign")
+signbit = wrap_nondiff(np.signbit, "signbit")
+floor_divide = wrap_nondiff(np.floor_divide, "floor_divide")
+equal = wrap_nondiff(np.equal, "equal")
+not_equal = wrap_nondiff(np.not_equal, "not_equal")
+less = wrap_nondiff(np.less, "less")
+less_equal = wrap_nondiff(np.less_equal, "less_equal")
+greater = wrap_nondiff(np.greater, "greater")
+greater_equal = wrap_nondiff(np.greater_equal, "greater_equal")
+logical_and = wrap_nondiff(np.logical_and, "logical_and")
+logical_or = wrap_nondiff(np.logical_or, "logical_or")
+logical_not = wrap_nondiff(np.logical_not, "logical_not")
+logical_xor = wrap_nondiff(np.logical_xor, "logical_xor")
+isfinite = wrap_nondiff(np.isfinite, "isfinite")
+isinf = wrap_nondiff(np.isinf, "isinf")
+isnan = wrap_nondiff(np.isnan, "isnan")
+isclose = wrap_nondiff(np.isclose, "isclose")
+allclose = wrap_nondiff(np.allclose, "allclose")
+array_equal = wrap_nondiff(np.array_equal, "array_equal")
+bitwise_and = wrap_nondiff(np.bitwise_and, "bitwise_and")
+bitwise_or = wrap_nondiff(np.bitwise_or, "bitwise_or")
+bitwise_xor = wrap_nondiff(np.bitwise_xor, "bitwise_xor")
+invert = wrap_nondiff(np.invert, "invert")
+left_shift = wrap_nondiff(np.left_shift, "left_shift")
+right_shift = wrap_nondiff(np.right_shift, "right_shift")
+heaviside = wrap_nondiff(np.heaviside, "heaviside")
+gcd = wrap_nondiff(np.gcd, "gcd")
+lcm = wrap_nondiff(np.lcm, "lcm")
+iscomplex = wrap_nondiff(np.iscomplex, "iscomplex")
+isreal = wrap_nondiff(np.isreal, "isreal")
+isneginf = wrap_nondiff(np.isneginf, "isneginf")
+isposinf = wrap_nondiff(np.isposinf, "isposinf")
+nextafter = wrap_nondiff(np.nextafter, "nextafter")
+spacing = wrap_nondiff(np.spacing, "spacing")
 round = wrap_nondiff(np.round, "round")
 around = round
-del _name
 
 
 def _bcast(r, ans):

@@ -22,8 +22,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray
-from .._core.backend import array_module
-from ..extend import defabstract_eval, defjvp_linear, defvjp
+from .._core.backend import array_module, cupy_or_none
+from .._core.rules import defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, shape, wrap
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -345,7 +345,6 @@ def _xp_for(device):
     if device in (None, "cpu"):
         return np
     if device == "gpu":
-        from .._core.backend import cupy_or_none
         xp = cupy_or_none()
         if xp is None:
             raise RuntimeError("fnad.numpy.fft: device='gpu' asked for, but no GPU is usable "

@@ -6,9 +6,9 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.abstract import (ShapedArray, data_dependent_rule, eval_on_standins, is_aval,
                               reduction_rule, xp_of)
-from ..extend import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
+from .._core.rules import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
 from .._core.backend import array_module
-from .._batching.trace import index_dispatch, unbatched_value
+from .._batching.vmap import index_dispatch, unbatched_value
 from .._core.tracer import Tracer, getval
 from ._scatter import is_basic as is_basic, is_unique as _is_unique, scatter_add
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff

@@ -8,7 +8,7 @@ each part separately would give each its own full-size zero cotangent in the bac
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import defabstract_eval, defjvp, defvjp
+from .._core.rules import defabstract_eval, defjvp, defvjp
 from ._util import ndim, shape, wrap
 
 

@@ -15,7 +15,7 @@ from .. import numpy as fnp
 from .._core.backend import array_module, asarray_like, is_cupy_array
 from .._core.tracer import Tracer, getval
 from .._core.abstract import ShapedArray
-from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
+from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
 from ._util import (as_input, const_of, dtype_of, is_staged, linalg_rule, ndim, shape,
                     unbroadcast, wrap)
 

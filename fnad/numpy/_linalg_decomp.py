@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as fnp
-from ..extend import as_primitive, defabstract_eval, defjvp, defvjp
+from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, check_matrix, check_square, diag_embed, diag_part, eye_like
 from ._linalg import cj, herm, is_zero, mH, mT, solve, sym
 from ._util import dtype_of, linalg_rule, shape, wrap

@@ -20,7 +20,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.backend import array_module
 from .._core.tracer import getval
-from ..extend import defabstract_eval, defjvp, defvjp
+from .._core.rules import defabstract_eval, defjvp, defvjp
 from ._linalg import as_array, check_matrix, check_square, diag_embed, diag_part
 from ._linalg import mT, numpy_only, pinv, solve
 from ._linalg_decomp import _gap_inverse, svdvals

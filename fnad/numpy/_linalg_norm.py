@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import reduction_rule
-from ..extend import defabstract_eval, defjvp, defvjp
+from .._core.rules import defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, as_array, check_matrix, inv, numpy_only
 from ._linalg_decomp import svdvals
 from ._util import expand_reduced as _expand

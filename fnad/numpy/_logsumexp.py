@@ -8,7 +8,7 @@ from .. import numpy as fnp
 from .._core.backend import asarray_like
 from .._core.tracer import Tracer
 from .._core.abstract import reduction_rule
-from ..extend import defabstract_eval, defjvp, defvjp
+from .._core.rules import defabstract_eval, defjvp, defvjp
 from ._util import const_of, expand_reduced, maybe_any, norm_axes, shape, wrap
 
 __all__ = ["logsumexp"]

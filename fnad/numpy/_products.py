@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, xp_of
-from ..extend import defabstract_eval, defjvp_linear, defvjp
+from .._core.rules import defabstract_eval, defjvp_linear, defvjp
 from ._util import ndim, shape, unbroadcast, wrap
 
 matmul = wrap(np.matmul)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.abstract import AbstractEvalError
 from .._core.tracer import getval
-from ..extend import defabstract_eval, defjvp, defvjp
+from .._core.rules import defabstract_eval, defjvp, defvjp
 from ._pad_modes import VALUE_MODES, pad_values
 from ._util import dtype_of, is_staged, ndim, norm_axes, shape, wrap
 

@@ -14,7 +14,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.tracer import Tracer, getval
 from .._core.abstract import dtype_rule, reduction_rule
-from ..extend import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
+from .._core.rules import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
 from ._util import accepts_sequences, as_input, dtype_of, ndim, norm_axes, shape, wrap
 from ._util import wrap_nondiff
 
@@ -59,46 +59,47 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     return res if initial is None else res * initial
 
 
-def cumsum(a, axis=None, dtype=None, out=None):
-    """Cumulative sum along `axis` (of the flattened array when axis is None)."""
-    _no_out("cumsum", out)
+def _cumulative(prim, a, axis, dtype, out):
+    """cumsum's and cumprod's shared body: `prim` along `axis` (of the flattened array when
+    axis is None), after a cast to `dtype`."""
+    _no_out(prim.__name__, out)
     a = as_input(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
     if axis is None:
         a, axis = fnp.ravel(a), 0
-    return _cumsum_p(a, axis % builtins.max(ndim(a), 1))
+    return prim(a, axis % builtins.max(ndim(a), 1))
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum along `axis` (of the flattened array when axis is None)."""
+    return _cumulative(_cumsum_p, a, axis, dtype, out)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product along `axis`; exact gradients at zeros."""
-    _no_out("cumprod", out)
-    a = as_input(a)
-    if dtype is not None:
-        a = fnp.astype(a, dtype)
+    return _cumulative(_cumprod_p, a, axis, dtype, out)
+
+
+def _array_api_cumulative(fun, name, x, axis, dtype, out, include_initial, initial):
     if axis is None:
-        a, axis = fnp.ravel(a), 0
-    return _cumprod_p(a, axis % builtins.max(ndim(a), 1))
+        if ndim(x) > 1:
+            raise ValueError(f"{name}: axis must be given for arrays with ndim > 1.")
+        axis = 0
+    res = fun(x, axis=axis, dtype=dtype, out=out)
+    return _prepend(res, axis, initial) if include_initial else res
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     """NumPy 2's array-API cumulative sum (`include_initial` prepends a zero)."""
-    if axis is None:
-        if ndim(x) > 1:
-            raise ValueError("cumulative_sum: axis must be given for arrays with ndim > 1.")
-        axis = 0
-    res = cumsum(x, axis=axis, dtype=dtype, out=out)
-    return _prepend(res, axis, 0) if include_initial else res
+    return _array_api_cumulative(cumsum, "cumulative_sum", x, axis, dtype, out,
+                                 include_initial, 0)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     """NumPy 2's array-API cumulative product (`include_initial` prepends a one)."""
-    if axis is None:
-        if ndim(x) > 1:
-            raise ValueError("cumulative_prod: axis must be given for arrays with ndim > 1.")
-        axis = 0
-    res = cumprod(x, axis=axis, dtype=dtype, out=out)
-    return _prepend(res, axis, 1) if include_initial else res
+    return _array_api_cumulative(cumprod, "cumulative_prod", x, axis, dtype, out,
+                                 include_initial, 1)
 
 
 def _prepend(res, axis, value):

@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, standin_rule, xp_of
-from ..extend import as_primitive, defabstract_eval, defjvp_linear, defvjp, defvjp_all
+from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp, defvjp_all
 from ._util import dtype_of, ndim, shape, unbroadcast, wrap
 
 

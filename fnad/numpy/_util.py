@@ -5,13 +5,14 @@ import functools
 
 import numpy as np
 
+from .. import numpy as fnp
 from .._core.abstract import ShapedArray, is_aval, ufunc_rule, xp_of
 from .._core.shapes import dtype_of as dtype_of
 from .._core.shapes import ndim as ndim
 from .._core.shapes import norm_axes as norm_axes
 from .._core.shapes import shape as shape
 from .._core.shapes import unbroadcast as unbroadcast
-from .._batching.trace import unbatched_value
+from .._batching.vmap import unbatched_value
 from .._jit.staging import ConcretizationError
 from .._ad.transforms import stop_gradient
 from .._core.tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, register_callable
@@ -52,8 +53,7 @@ def as_input(a):
     convert it; traced values in it are stacked, so they keep their derivatives
     (`fnp.mean([x, x + 2])`)."""
     if isinstance(a, (list, tuple)):
-        from . import asarray
-        return asarray(a)
+        return fnp.asarray(a)
     return a
 
 

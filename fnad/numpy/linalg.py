@@ -46,7 +46,7 @@ from ._linalg_norm import (
     vector_norm as vector_norm,
 )
 from ._linalg import mT as matrix_transpose  # noqa: F401
-from ..extend import defabstract_eval as _defabstract_eval
+from .._core.rules import defabstract_eval as _defabstract_eval
 from ._util import linalg_rule as _linalg_rule
 from ._util import wrap_nondiff as _wrap_nondiff
 

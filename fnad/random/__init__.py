@@ -9,17 +9,17 @@ Example:
   w = fnad.random.normal(sub, (784, 256), dtype=np.float32)
 """
 
-from ._random import PRNGKey as PRNGKey
-from ._random import bernoulli as bernoulli
-from ._random import bits as bits
-from ._random import categorical as categorical
-from ._random import fold_in as fold_in
-from ._random import gumbel as gumbel
-from ._random import key as key
-from ._random import normal as normal
-from ._random import permutation as permutation
-from ._random import randint as randint
-from ._random import split as split
-from ._random import threefry_2x32 as threefry_2x32
-from ._random import truncated_normal as truncated_normal
-from ._random import uniform as uniform
+from ._distributions import bernoulli as bernoulli
+from ._distributions import categorical as categorical
+from ._distributions import gumbel as gumbel
+from ._distributions import normal as normal
+from ._distributions import permutation as permutation
+from ._distributions import randint as randint
+from ._distributions import truncated_normal as truncated_normal
+from ._distributions import uniform as uniform
+from ._threefry import PRNGKey as PRNGKey
+from ._threefry import bits as bits
+from ._threefry import fold_in as fold_in
+from ._threefry import key as key
+from ._threefry import split as split
+from ._threefry import threefry_2x32 as threefry_2x32

@@ -3,7 +3,7 @@ elementwise, softmax and log_softmax reduce along `axis`, sqrtm and the LU facto
 work on stacks of matrices. `convolve_full` batches by the loop fallback."""
 
 from .._core.tracer import PRIMITIVES
-from ..extend import axis_batch, elementwise_batch, stack_batch
+from .._batching.families import axis_batch, elementwise_batch, stack_batch
 
 _ELEMENTWISE = ("betainc", "betaincinv", "digamma", "erf", "erfc", "erfcinv", "erfcx", "erfinv",
                 "expit", "gamma", "gammainc", "gammainc_da", "gammaincc", "gammaincinv",

@@ -8,9 +8,9 @@ The order (n or v) carries no derivative: asking for one raises NotImplementedEr
 """
 
 from .. import numpy as fnp
-from ..extend import defjvp, defvjp
+from .._core.rules import defjvp, defvjp
 from .._core.abstract import elementwise_rule
-from ..extend import as_primitive, defabstract_eval
+from .._core.rules import as_primitive, defabstract_eval
 from ..numpy._util import shape, unbroadcast, wrap
 from . import _bessel_kernels as _b
 from ._special import _bcast, _def_unary, _kernel

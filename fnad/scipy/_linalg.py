@@ -13,10 +13,10 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.tracer import getval
-from ..extend import defjvp, defvjp
+from .._core.rules import defjvp, defvjp
 from ..numpy._linalg import as_array, check_matrix, check_square, eye_like, mT
 from .._core.abstract import same_rule
-from ..extend import defabstract_eval
+from .._core.rules import defabstract_eval
 from ..numpy._util import is_staged, refuse_staged, shape, wrap
 
 

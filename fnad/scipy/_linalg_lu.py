@@ -12,9 +12,10 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.backend import array_module
 from .._core.tracer import Tracer
-from ..extend import defjvp, defvjp
+from .._core.rules import defjvp, defvjp
 from ..numpy._linalg import check_matrix, mT
-from ..extend import defabstract_eval
+from ._linalg import solve_triangular
+from .._core.rules import defabstract_eval
 from ..numpy._util import const_of, dtype_of, shape, wrap
 
 
@@ -149,7 +150,6 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
 
 
 def _solve_tri(a, b, lower, unit):
-    from ._linalg import solve_triangular
     return solve_triangular(a, b, lower=lower, unit_diagonal=unit)
 
 

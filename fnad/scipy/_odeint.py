@@ -12,7 +12,8 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.backend import array_module
 from .._core.tracer import Tracer
-from .._ad.transforms import custom_vjp, vjp
+from .._ad.custom import custom_vjp
+from .._ad.transforms import vjp
 from .._core.tree import tree_flatten, tree_map, tree_unflatten
 from ..numpy._util import refuse_staged
 

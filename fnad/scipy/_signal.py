@@ -11,9 +11,9 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.backend import array_module
 from .._core.tracer import Tracer
-from ..extend import defjvp_linear, defvjp
+from .._core.rules import defjvp_linear, defvjp
 from .._core.abstract import ShapedArray, xp_of
-from ..extend import defabstract_eval
+from .._core.rules import defabstract_eval
 from ..numpy._util import shape, wrap
 
 

@@ -10,8 +10,9 @@ from .. import numpy as fnp
 from .._core.backend import asarray_like, is_cupy_array
 from .._core.tracer import Tracer
 from .._core.abstract import dtype_rule, elementwise_rule
-from ..extend import (as_primitive, defabstract_eval, defjvp, defvjp, primitive, shape,
-                      unbroadcast)
+from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
+from .._core.shapes import shape, unbroadcast
+from .._core.tracer import primitive
 from ..numpy import logsumexp as logsumexp
 from . import _special_math as _m
 
@@ -23,7 +24,7 @@ def _kernel(name, np_kernel):
     """The backend function: `np_kernel` on NumPy values, cupyx.scipy.special's on CuPy."""
     def impl(*args):
         if any(is_cupy_array(a) for a in args):
-            import cupyx.scipy.special as cupy_special
+            import cupyx.scipy.special as cupy_special  # noqa: PLC0415 - optional dependency
             return getattr(cupy_special, name)(*args)
         return np_kernel(*args)
     impl.__name__ = name

@@ -13,9 +13,9 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.tracer import getval
-from ..extend import defjvp, defvjp
+from .._core.rules import defjvp, defvjp
 from .._core.abstract import elementwise_rule
-from ..extend import as_primitive, defabstract_eval
+from .._core.rules import as_primitive, defabstract_eval
 from ..numpy._util import const_of, is_staged, maybe_any, shape, unbroadcast, wrap
 from . import _special_kernels as _k
 from ._special import _arr, _bcast, _def_unary, _kernel, digamma, erfc, gammaln

@@ -11,6 +11,7 @@ import math
 
 
 from .. import numpy as fnp
+from .. import random as frandom
 from .._core.tracer import Tracer
 from . import special as sp
 from ._stats_util import (NEG_INF, Family, arr, bad_scale, nan_where, safe, sample_shape,
@@ -210,7 +211,6 @@ def _t_cdf(z, df):
 
 def _t_rvs(key, size, df):
     _no_traced(df, "t.rvs", "df")
-    from .. import random as frandom
     k1, k2 = frandom.split(key)
     chi2 = 2.0 * std_gamma(k2, 0.5 * val(df), size)
     return std_normal(k1, size) / fnp.sqrt(chi2 / df)
@@ -332,7 +332,6 @@ def _beta_sf(z, a, b):
 def _beta_rvs(key, size, a, b):
     _no_traced(a, "beta.rvs", "a")
     _no_traced(b, "beta.rvs", "b")
-    from .. import random as frandom
     k1, k2 = frandom.split(key)
     x, y = std_gamma(k1, val(a), size), std_gamma(k2, val(b), size)
     return x / (x + y)

@@ -1,87 +1,129 @@
-"""The layering of STYLE.md: the tracer and the core know nothing of fnad.numpy, and the
-packages above (fnad_nn, fnad_optim) use only fnad's public modules."""
+"""The layering of docs/design.md, checked by path: every module of fnad/ belongs to the wing
+its folder names, wings import only wings below them (imports inside functions included),
+fnad/ has no import circle, and the packages above (fnad_nn, fnad_optim) use only fnad's
+public modules. A new file is covered without editing this test; a new folder must be given
+a rank here."""
 
 import ast
+import importlib.util
 import pathlib
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# Every module directly in fnad/ is core or array layer; a new module must be put in one.
-CORE = ["_tracer", "_abstract", "_backend", "_shapes", "_tree", "tree", "_autodiff", "_transforms",
-        "_jacobians", "extend", "test_util", "_devices", "_checkpoint", "_checkpoint_format",
-        "_checkpoint_load", "_staging", "_graph", "_graph_text", "_graph_passes",
-        "_graph_memory", "_graph_compile", "_jit", "_graph_dot", "_lax", "_lax_prims",
-        "_lax_graphs", "_lax_batch", "lax", "_batching", "_batch_families", "_graph_fusion",
-        "_graph_kernels", "_graph_simplify", "_graph_unroll"]
-ARRAY_LAYER = ["__init__", "_random", "random"]  # and the packages numpy, scipy, kernels
-ARRAY_PACKAGES = ("numpy", "scipy", "kernels")
+_spec = importlib.util.spec_from_file_location("import_graph", ROOT / "tools" / "import_graph.py")
+import_graph = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(import_graph)
+
+# Each wing imports only wings of a lower rank, or modules of its own folder. Wings of one rank
+# never import each other. The faces (fnad/*.py) re-export and sit on top.
+RANK = {"_core": 0, "_ad": 1, "_batching": 1, "_io": 1, "_graph": 2, "_jit": 3, "lax": 4,
+        "numpy": 4, "random": 5, "kernels": 6, "scipy": 6}
+FACE_RANK = 7
+CORE = ("_core", "_ad", "_batching", "_io", "_graph", "_jit")
+ARRAY_PACKAGES = ("numpy", "scipy", "kernels", "random")
+OPTIONAL = ("numba", "numexpr", "cupy", "cupyx", "mpi4py")  # may be imported where used
 
 
-def _imports(path):
-    tree = ast.parse((ROOT / path).read_text())
-    names = []
-    for node in ast.walk(tree):  # lazy imports inside functions included
-        if isinstance(node, ast.Import):
-            names += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names.append("." * node.level + (node.module or ""))
-            names += ["." * node.level + (node.module or "") + ":" + a.name for a in node.names]
-    return names
+def _wing(module):
+    """The wing of a dotted fnad module: its folder under fnad/, or None for a face."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in RANK) else None
 
 
-def test_every_fnad_module_is_classified():
-    found = {p.stem for p in (ROOT / "fnad").glob("*.py")}
-    assert found == set(CORE) | set(ARRAY_LAYER), (found ^ (set(CORE) | set(ARRAY_LAYER)))
+def _rank(module):
+    wing = _wing(module)
+    return FACE_RANK if wing is None else RANK[wing]
 
 
-def _is_array_layer(name):
-    mod, _, attr = name.partition(":")
-    if mod.startswith("fnad."):
-        mod = "." + mod[len("fnad."):]
-    if mod in ("fnad", ".") and attr:
-        mod = "." + attr
-    return mod.lstrip(".").split(".")[0] in ARRAY_PACKAGES and mod.startswith(".")
+EDGES = import_graph.import_edges(ROOT / "fnad")
 
 
-def test_core_modules_do_not_import_the_array_layer():
-    for stem in CORE:
-        for name in _imports(f"fnad/{stem}.py"):
-            assert not _is_array_layer(name), (stem, name)
+def test_every_folder_of_fnad_is_a_ranked_wing():
+    folders = {p.name for p in (ROOT / "fnad").iterdir()
+               if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == set(RANK), f"give each folder of fnad/ a rank: {folders ^ set(RANK)}"
 
 
-def test_importing_the_core_modules_alone_does_not_load_fnad_numpy():
-    # load the core files as a stand-alone package so fnad/__init__.py does not run
+def test_faces_only_re_export():
+    for path in (ROOT / "fnad").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            ok = isinstance(node, (ast.Import, ast.ImportFrom)) or (
+                isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+            if path.name == "__init__.py":  # plus the two registration calls and __version__
+                ok = ok or isinstance(node, (ast.Expr, ast.Assign))
+            assert ok, f"{path.name}:{node.lineno}: a face holds re-exports only"
+
+
+def test_wings_import_only_lower_wings():
+    for module, targets in EDGES.items():
+        wing = _wing(module)
+        if wing is None:
+            continue
+        for t in targets:
+            same = _wing(t) == wing
+            assert same or _rank(t) < RANK[wing], (
+                f"{module} imports {t}: {_wing(t) or 'a face'} (rank {_rank(t)}) is not below "
+                f"{wing} (rank {RANK[wing]})")
+
+
+def test_core_wings_never_import_the_array_packages():
+    for module, targets in EDGES.items():
+        if _wing(module) in CORE:
+            bad = [t for t in targets if _wing(t) in ARRAY_PACKAGES]
+            assert not bad, (module, bad)
+
+
+def test_fnad_has_no_import_circle():
+    assert import_graph.circles(import_graph.grouped(EDGES)) == []
+
+
+def test_imports_inside_functions_are_optional_dependencies_only():
+    for pkg in ["fnad", "fnad_nn", "fnad_optim"]:
+        for path in (ROOT / pkg).rglob("*.py"):
+            for name, line, in_fun in import_graph.imported_names("x.y", path):
+                if in_fun:
+                    assert name.split(".")[0] in OPTIONAL, (
+                        f"{path.relative_to(ROOT)}:{line} imports {name} inside a function; "
+                        "import it at the top (only optional dependencies are imported late)")
+
+
+def test_importing_the_core_wings_alone_does_not_load_the_array_packages():
     code = f"""
-import importlib, sys, types
-pkg = types.ModuleType("fnadcore"); pkg.__path__ = [{str(ROOT / 'fnad')!r}]
-sys.modules["fnadcore"] = pkg
-for name in {CORE!r}:
-    importlib.import_module("fnadcore." + name)
-loaded = [m for m in sys.modules if m.startswith("fnad")]
-assert all(m == "fnadcore" or m.startswith("fnadcore.") for m in loaded), loaded
-assert not any(m.split(".")[1] in {ARRAY_PACKAGES!r} for m in loaded if "." in m), loaded
+import importlib, pkgutil, sys, types
+pkg = types.ModuleType("fnad"); pkg.__path__ = [{str(ROOT / 'fnad')!r}]
+sys.modules["fnad"] = pkg   # fnad/__init__.py does not run
+for wing in {CORE!r}:
+    sub = importlib.import_module("fnad." + wing)
+    for info in pkgutil.iter_modules(sub.__path__):
+        importlib.import_module(f"fnad.{{wing}}.{{info.name}}")
+loaded = {{m.split(".")[1] for m in sys.modules if m.startswith("fnad.")}}
+assert not loaded & set({ARRAY_PACKAGES!r}), loaded
 print("ok")
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
 
 
+def _imports(path):
+    return [name for name, _, _ in import_graph.imported_names("x.y", path)]
+
+
 def test_nn_and_optim_use_only_public_fnad_modules():
     for pkg in ["fnad_nn", "fnad_optim"]:
         other = {"fnad_nn": "fnad_optim", "fnad_optim": "fnad_nn"}[pkg]
         for path in (ROOT / pkg).rglob("*.py"):
-            for name in _imports(path.relative_to(ROOT)):
-                mod, _, attr = name.partition(":")
-                assert mod.split(".")[0] != other, (path, name)
-                if mod == "fnad" or mod.startswith("fnad."):
-                    parts = mod.split(".") + ([attr] if attr and mod == "fnad" else [])
+            for name in _imports(path):
+                parts = name.split(".")
+                assert parts[0] != other, (path, name)
+                if parts[0] == "fnad":
                     assert not any(p.startswith("_") for p in parts), (path, name)
 
 
 def test_runtime_packages_never_import_torch_or_pickle():
     for pkg in ["fnad", "fnad_nn", "fnad_optim"]:
         for path in (ROOT / pkg).rglob("*.py"):
-            for name in _imports(path.relative_to(ROOT)):
-                root = name.split(":")[0].lstrip(".").split(".")[0]
-                assert root not in ("torch", "pickle", "cloudpickle", "dill"), (path, name)
+            for name in _imports(path):
+                assert name.split(".")[0] not in ("torch", "pickle", "cloudpickle", "dill"), (
+                    path, name)

@@ -9,7 +9,7 @@ import pytest
 import fnad
 import fnad.numpy as fnp
 import fnad_nn as nn
-from fnad._batching.trace import BatchingFallbackWarning
+from fnad._batching.vmap import BatchingFallbackWarning
 from fnad.extend import defbatch, primitive
 
 R = np.random.default_rng(0)

@@ -18,7 +18,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._batching.trace import FALLBACK_COUNTS, BatchingFallbackWarning
+from fnad._batching.vmap import FALLBACK_COUNTS, BatchingFallbackWarning
 from tests.numpy import cases, cases_linalg, cases_scipy
 from tests.numpy.battery import leaves
 

@@ -21,11 +21,13 @@ import numpy as np
 
 from .._core.abstract import aval_of
 from .._core.backend import array_module
-from .._core.tracer import Trace, Tracer, finish_trace
-from .._core.tree import _sorted_keys, tree_flatten, tree_unflatten
+from .._core.custom import CustomVJPRule, bind_checkpoint, bind_custom_vjp
+from .._core.tracer import Trace, Tracer, finish_trace, levels, top_trace
+from .._core.tree import _sorted_keys, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["vmap", "BatchTrace", "BatchTracer", "BatchingFallbackWarning", "batch_fallback",
-           "FALLBACK_COUNTS", "unbatched_value", "index_dispatch"]
+           "FALLBACK_COUNTS", "unbatched_value", "index_dispatch", "move_axis", "namespace_of",
+           "stack", "batch_custom_vjp", "batch_checkpoint", "batch_by_loop"]
 
 
 class BatchingFallbackWarning(UserWarning):
@@ -103,12 +105,10 @@ class BatchTracer(Tracer):
 def unbatched_value(x):
     """`x` with the autodiff levels stripped but a BatchTracer kept (for index arrays, which
     primitives take inside a tuple: their values matter, their derivatives do not)."""
-    while isinstance(x, Tracer) and not isinstance(x, BatchTracer):
-        v = x.value
-        if v is x:  # a staged value (jit): nothing more concrete below
-            return x
-        x = v
-    return x
+    for v in levels(x):
+        if not isinstance(v, Tracer) or isinstance(v, BatchTracer):
+            return v
+    return v  # a staged value (jit): nothing more concrete below
 
 
 def index_dispatch(impl, k):
@@ -119,10 +119,7 @@ def index_dispatch(impl, k):
     def fun(*args, **kwargs):
         idx = args[k]
         if type(idx) is tuple:
-            top = None
-            for i in idx:
-                if isinstance(i, Tracer) and (top is None or i._trace.level > top.level):
-                    top = i._trace
+            top = top_trace(idx)
             if top is not None:
                 return top.process(fun.primitive, args, kwargs)
         return impl(*args, **kwargs)
@@ -165,6 +162,58 @@ class BatchTrace(Trace):
     def _box(self, out, d):
         return out if d is None else BatchTracer(out, d, self)
 
+    def _unbox_leaves(self, flat):
+        vals, dims = [], []
+        for x in flat:
+            v, d = self._unbox(x)
+            vals.append(v)
+            dims.append(d)
+        return vals, dims
+
+    def process_custom_vjp(self, rule, args):
+        flat, in_tree = rule.flatten(args)
+        vals, dims = self._unbox_leaves(flat)
+        outs = batch_custom_vjp(rule, args, vals, dims, in_tree)
+        return tree_map(lambda o: BatchTracer(o, 0, self), outs)
+
+    def process_checkpoint(self, fun, args, kwargs, name):
+        flat, in_tree = tree_flatten((args, kwargs))
+        vals, dims = self._unbox_leaves(flat)
+        outs = batch_checkpoint(fun, vals, dims, in_tree, name)
+        return tree_map(lambda o: BatchTracer(o, 0, self), outs)
+
+
+def batch_custom_vjp(rule, args, vals, dims, in_tree):
+    """A custom_vjp call on batched differentiable leaves `vals` (batch axes `dims`, None where
+    unbatched) as a custom_vjp call of the vmapped function whose `fwd` and `bwd` are the
+    vmapped rules, handed on to the traces below. Its arguments are the leaves; every output
+    and residual comes back with its batch axis first, and the cotangent of an unbatched leaf
+    is summed over the batch."""
+    fixed = [args[i] for i in rule.nondiff_argnums]
+    in_axes = tuple(dims)
+
+    def batched(f):
+        return vmap(lambda *leaves: f(*rule.fill_leaves(args, leaves, in_tree)), in_axes)
+
+    def bwd(res, g):
+        per_leaf = vmap(lambda r, gg: rule.leaf_cotangents(rule.bwd(*fixed, r, gg), in_tree))
+        return tuple(None if c is None else c.sum(0) if d is None else move_axis(c, 0, d)
+                     for c, d in zip(per_leaf(res, g), dims))
+
+    leaf_rule = CustomVJPRule(batched(rule.fun), batched(rule.fwd), bwd, (), rule.name)
+    return bind_custom_vjp(leaf_rule, vals)
+
+
+def batch_checkpoint(fun, vals, dims, in_tree, name):
+    """A checkpoint call on batched leaves `vals` as a checkpoint call of the vmapped
+    function of the leaves, handed on to the traces below (which then recompute the batched
+    function). Outputs come back with their batch axis first."""
+    def of_leaves(*leaves):
+        args, kwargs = tree_unflatten(in_tree, leaves)
+        return fun(*args, **kwargs)
+
+    return bind_checkpoint(vmap(of_leaves, in_axes=tuple(dims)), tuple(vals), {}, name)
+
 
 def _slice(v, d, i):
     """Example `i` of value `v` batched along `d` (a tuple argument slices each item)."""
@@ -175,7 +224,7 @@ def _slice(v, d, i):
     return v[(slice(None),) * d + (i,)]
 
 
-def _namespace(parts):
+def namespace_of(parts):
     for p in parts:
         if isinstance(p, Tracer):
             return p.__array_namespace__()
@@ -187,7 +236,7 @@ def stack(parts):
     (fnad.numpy for traced ones), so the core imports no array layer."""
     parts = [p if isinstance(p, Tracer) or hasattr(p, "shape") else np.asarray(p)
              for p in parts]
-    return _namespace(parts).stack(parts)
+    return namespace_of(parts).stack(parts)
 
 
 def batch_fallback(prim, vals, dims, kwargs, size):
@@ -197,6 +246,12 @@ def batch_fallback(prim, vals, dims, kwargs, size):
                       "example in a Python loop (slow). Register one with "
                       "fnad.extend.defbatch.", BatchingFallbackWarning, stacklevel=4)
     FALLBACK_COUNTS[prim.name] = FALLBACK_COUNTS.get(prim.name, 0) + 1
+    return batch_by_loop(prim, vals, dims, kwargs, size)
+
+
+def batch_by_loop(prim, vals, dims, kwargs, size):
+    """`prim` called on each example and the results stacked (batch axis 0): the rule of
+    primitives whose examples are independent by nature (random draws, one per key)."""
     outs = [prim.bind(*[_slice(v, d, i) for v, d in zip(vals, dims)], **kwargs)
             for i in range(size)]
     if prim.multiple_results:
@@ -239,7 +294,7 @@ def _check_axes_type(axes, what):
                             f"{axes!r} (holding {type(a).__name__}).")
 
 
-def _moveaxis(x, src, dst):
+def move_axis(x, src, dst):
     if src == dst:
         return x
     perm = [i for i in range(x.ndim) if i != src]
@@ -251,7 +306,7 @@ def _broadcast_out(x, axis, size):
     """Unbatched output `x` repeated `size` times along the new axis `axis`."""
     if not (isinstance(x, Tracer) or hasattr(x, "shape")):
         x = np.asarray(x)
-    xp = _namespace([x])
+    xp = namespace_of([x])
     shape = tuple(x.shape)
     axis = axis % (len(shape) + 1)
     return xp.broadcast_to(xp.expand_dims(x, axis), shape[:axis] + (size,) + shape[axis:])
@@ -353,7 +408,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                 if ax is None:
                     raise ValueError(f"vmap: out_axes=None for an output of shape {o.shape} "
                                      "that depends on the mapped inputs; give it an axis.")
-                o = _moveaxis(o._value, o._bdim, ax % (o.ndim + 1))
+                o = move_axis(o._value, o._bdim, ax % (o.ndim + 1))
             elif ax is not None:
                 o = _broadcast_out(o, ax, size)
             res.append(o)
