@@ -4,7 +4,7 @@ The generated function has one local variable per value, calls the primitives'
 implementations directly (no tracers, no dispatch), deletes each value after its last use
 (so memory is freed as early as the program allows) and, with `inplace`, writes the result
 of an elementwise ufunc into the buffer of an argument that dies there (`out=`), when no
-other live value can share that buffer (`fnad/_graph_memory.py` decides which).
+other live value can share that buffer (`fnad/_graph/memory.py` decides which).
 """
 
 import math

@@ -8,7 +8,7 @@ breaks no data dependence). Its values that are read outside it (or are graph ou
 become the outputs of one `fused_elementwise` equation; the others never exist in memory.
 
 The kernel is built by a backend (`set_backend`, env FNAD_FUSION):
-  - "numba":   one compiled loop (fnad/_graph_kernels.py), every output in the same pass;
+  - "numba":   one compiled loop (fnad/_jit/kernels.py), every output in the same pass;
                arithmetic, comparisons, where and casts (transcendentals stay NumPy's SIMD
                loops); multi-threaded (prange) from `PARALLEL_MIN` elements if set; cached
                on disk.

@@ -5,7 +5,7 @@
   parameters); later copies read the first one's results.
 - `fold_constants`: evaluate, once, equations whose arguments are all constants.
 Each is bit-identical (no arithmetic is reordered). Fusion and buffer reuse live in
-fnad/_graph_fusion.py and fnad/_graph_memory.py.
+fnad/_jit/fusion.py and fnad/_graph/memory.py.
 """
 
 import numpy as np

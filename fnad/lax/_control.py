@@ -2,7 +2,7 @@
 fori_loop.
 
 Each traces its function(s) once, on abstract values (shape and dtype), into a Graph that
-becomes a parameter of one primitive (fnad/_lax_prims.py): under jit the body is staged
+becomes a parameter of one primitive (fnad/lax/_prims.py): under jit the body is staged
 once, not unrolled, and every transform sees one operation with its own rules. Outer
 traced values a body closes over become explicit operands, so gradients reach them.
 """
@@ -17,7 +17,7 @@ from .._graph.ir import Var
 from ._graphs import close, out_avals, shared, trace_flat
 from ._prims import cond_p, scan_p, stacking_body, while_p
 from . import _batch as _lax_batch  # noqa: F401 - registers the batching rules
-from .._core.tracer import Tracer
+from .._core.tracer import Tracer, levels
 from .._core.tree import tree_flatten, tree_unflatten
 
 __all__ = ["scan", "cond", "while_loop", "fori_loop"]
@@ -42,15 +42,7 @@ def _as_array(x, aval, like):
 
 def _differentiated(leaves):
     """Whether reverse mode traces any of `leaves` (at any level)."""
-    for x in leaves:
-        while isinstance(x, Tracer):
-            if isinstance(x, RevTracer):
-                return True
-            v = x.value
-            if v is x:
-                break
-            x = v
-    return False
+    return any(isinstance(v, RevTracer) for x in leaves for v in levels(x))
 
 
 def _check_same(fname, what, in_avals, out_avals, tree):

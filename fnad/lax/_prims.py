@@ -1,6 +1,6 @@
 """The control-flow primitives `scan`, `cond` and `while`, and their rules.
 
-Each holds its body as a closed Graph (fnad/_lax_graphs.py) in its parameters; the outer
+Each holds its body as a closed Graph (fnad/lax/_graphs.py) in its parameters; the outer
 values a body closed over are its leading operands, so transforms see them.
 
 - scan(*consts, *init, *xs; body, num_consts, num_carry, length, reverse) -> (*carry, *ys).

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.backend import array_module
-from .._core.tracer import Tracer
+from .._core.tracer import Tracer, getval
 from .._ad.custom import custom_vjp
 from .._ad.transforms import vjp
 from .._core.tree import tree_flatten, tree_map, tree_unflatten
@@ -233,9 +233,6 @@ def _float_array(x):
 
 
 def _value(x):
-    while isinstance(x, Tracer):
-        try:
-            x = x.value
-        except Exception:  # a staged value: nothing to check
-            return None
-    return x
+    """The concrete value of `x`, or None for a staged one (nothing to check)."""
+    v = getval(x)
+    return None if isinstance(v, Tracer) else v
