@@ -215,6 +215,7 @@ def main(argv=None):
     print(f"{steps} steps in {time.perf_counter() - t0:.0f} s; loss {rows[0][1]:.4f} -> "
           f"{rows[-1][1]:.4f}; max |fnad - torch| = {diff:.3e}")
     if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
         stem = os.path.join(args.out, f"parity_{args.model}")
         write_outputs(rows, stem)
         print(f"wrote {stem}.csv and {stem}.png")
