@@ -1,4 +1,5 @@
-"""What every example shares: common flags, the progress bar, the result file."""
+"""What every example shares: common flags, where results go (docs/ only for the full default
+run), the missing-data message, the progress bar, the result file."""
 
 import argparse
 import json
@@ -10,20 +11,124 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "docs" / "results"
+DOCS = ROOT / "docs"   # where the full default run of an example leaves its result files
+
+# Flags that change where data are read from, where checkpoints go or how progress is shown,
+# not what a run computes: a run that differs from the defaults only in these (and in its
+# output flags) is still the full default run.
+NEUTRAL = ("data_dir", "no_progress", "checkpoint", "checkpoint_every", "resume")
 
 
-def parser(name, doc):
-    """An ArgumentParser with --seed and --out (the result JSON) already added."""
-    p = argparse.ArgumentParser(prog=f"python examples/{name}.py", description=doc,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+def docs_path(*parts):
+    """A path under docs/ (read when called, so tests can point DOCS elsewhere)."""
+    return DOCS.joinpath(*parts)
+
+
+def results_dir():
+    return docs_path("results")
+
+
+class ExampleParser(argparse.ArgumentParser):
+    """An ArgumentParser whose output flags (`add_output`) default to files under docs/ only
+    for the full default run: every flag at its default, except the NEUTRAL ones. A quick
+    or otherwise changed run writes nothing there unless its output flags say where, so
+    that the committed results always come from the runs their commands describe.
+
+    Parsing also sets `args.example` (the script's name) and `args.full_run`.
+    """
+
+    def __init__(self, name, doc):
+        super().__init__(prog=f"python examples/{name}.py", description=doc,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        self.example = name
+        self.outputs = {}        # dest -> default path, or a function of the parsed args
+        self.full_run_if = None  # optional override: f(args, settings_are_default) -> bool
+        self.neutral = set(NEUTRAL)  # an example may add its own (e.g. parity_gpt's --model)
+
+    def add_output(self, *flags, default, shown, help, **kwargs):
+        """An output flag: `default` (a path, or a function of the parsed args giving one)
+        applies to the full default run only; `shown` describes it in --help."""
+        action = self.add_argument(*flags, default=None, help=f"{help} (default: {shown} for "
+                                   "the full default run, else not written)", **kwargs)
+        self.outputs[action.dest] = default
+        return action
+
+    def changed(self, args):
+        """The settings of `args` that differ from the defaults, as command-line text."""
+        defaults = vars(super().parse_known_args([])[0])
+        flags = {a.dest: a.option_strings[-1] for a in self._actions if a.option_strings}
+        out = []
+        for dest, default in defaults.items():
+            value = getattr(args, dest)
+            if dest in self.neutral or dest in self.outputs or value == default:
+                continue
+            out.append(flags[dest] if isinstance(value, bool) else f"{flags[dest]} {value}")
+        return out
+
+    def parse_known_args(self, args=None, namespace=None):
+        args, extras = super().parse_known_args(args, namespace)
+        changed = self.changed(args)
+        full = not changed
+        if self.full_run_if is not None:
+            full = self.full_run_if(args, full)
+        args.example, args.full_run = self.example, full
+        for dest, default in self.outputs.items():
+            if getattr(args, dest) is None and full:
+                setattr(args, dest, default(args) if callable(default) else default)
+        unset = [a.option_strings[-1] for a in self._actions
+                 if a.dest in self.outputs and getattr(args, a.dest) is None]
+        if unset:
+            print(f"{self.example}: not the full default run ({', '.join(changed)}), so "
+                  f"nothing is written under docs/; give {' and '.join(unset)} to keep "
+                  "this run's results.")
+        return args, extras
+
+
+def parser(name, doc, *, result=True):
+    """An ExampleParser with --seed and, for an example that writes a result (`result`),
+    --out (the result JSON), --no-progress and --no-jit."""
+    p = ExampleParser(name, doc)
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--out", type=Path, default=RESULTS / f"{name}.json",
-                   help=f"where to write the JSON result (default docs/results/{name}.json)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--no-jit", action="store_true",
-                   help="run the training step eagerly instead of compiled with fnad.jit")
+    if result:
+        p.add_output("--out", type=Path, default=lambda args: results_dir() / f"{name}.json",
+                     shown=f"docs/results/{name}.json", help="where to write the JSON result")
+        p.add_argument("--no-progress", action="store_true", help="no progress bar")
+        p.add_argument("--no-jit", action="store_true",
+                       help="run the training step eagerly instead of compiled with fnad.jit")
     return p
+
+
+def require_data(args, name, files=None):
+    """The paths of data set `name`'s files (all of them by default), found under
+    `args.data_dir` (or $FNAD_DATA_DIR, the cache, a download). When some are missing,
+    exit with one message (no traceback) that names every missing file, --data-dir and
+    FNAD_DATA_DIR."""
+    from fnad_nn import data
+
+    files = list(data.SOURCES[name]) if files is None else list(files)
+    try:
+        return data.resolve_files(name, files, path=args.data_dir)
+    except data.MissingDataError as e:
+        raise SystemExit(missing_data_message(args.example, e, args.data_dir)) from None
+
+
+def missing_data_message(example, error, data_dir):
+    from fnad_nn import data
+
+    lines = [f"{example}: the {error.name} data are missing; not found:"]
+    for f in error.missing:
+        bases = data.SOURCES.get(error.name, {}).get(f, ((),))[0]
+        lines.append(f"  {f}" + (f"  (published at {bases[0]}{f})" if bases else ""))
+    lines.append("Looked in: " + ", ".join(str(d) for d in error.dirs))
+    if data_dir is not None:
+        lines.append("Nothing is downloaded when --data-dir is given.")
+    else:
+        lines.append(error.why)
+    lines.append(f"Pass --data-dir DIR with a folder that holds these files (gzip-compressed "
+                 f"or not), or set FNAD_DATA_DIR to a folder whose {error.name}/ subfolder "
+                 "holds them; without either, missing files are downloaded into "
+                 f"{data.cache_dir() / error.name} unless FNAD_OFFLINE is set.")
+    return "\n".join(lines)
 
 
 def train_step(loss_fn, opt, *, jit=True):
@@ -93,7 +198,8 @@ def command(name, argv):
 
 
 def write_result(args, argv, name, metric, value, *, goal=None, start, **extra):
-    """Write the run's JSON result file (read by examples/report.py) and return its dict.
+    """Write the run's JSON result file (read by examples/report.py) to `args.out`, if set,
+    and return its dict.
 
     `metric` names the figure (e.g. "Fashion-MNIST test accuracy"), `value` is it, `goal`
     a short text such as ">= 0.925" (or None)."""
@@ -105,6 +211,8 @@ def write_result(args, argv, name, metric, value, *, goal=None, start, **extra):
               "load_average": round(os.getloadavg()[0], 1), "machine": machine(),
               "date": time.strftime("%Y-%m-%d", time.gmtime()),
               "seed": args.seed, **extra}
+    if args.out is None:   # not the full default run, and no --out given
+        return result
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(args.out.suffix + ".tmp")
     tmp.write_text(json.dumps(result, indent=2) + "\n")

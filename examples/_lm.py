@@ -14,13 +14,13 @@ import fnad.random as random
 import fnad_optim as optim
 from fnad_nn import data, models
 
-from _common import RESULTS, progress
+from _common import docs_path, progress, require_data
 from _common import train_step as common_train_step
 
 
 def add_args(p, *, steps, batch_size, context, lr, warmup, eval_every, dropout):
     """The flags every character LM example takes (defaults are the example's preset)."""
-    p.add_argument("--data-dir", default=None,
+    p.add_argument("--data-dir", type=Path, default=None,
                    help="directory holding input.txt (default: $FNAD_DATA_DIR/tinyshakespeare, "
                         "then ~/.cache/fnad/tinyshakespeare, then a download)")
     p.add_argument("--text-limit", type=int, default=None,
@@ -46,12 +46,13 @@ def add_args(p, *, steps, batch_size, context, lr, warmup, eval_every, dropout):
                    help="stop at this step (saving the checkpoint), as if interrupted")
     p.add_argument("--sample-chars", type=int, default=500,
                    help="characters to generate at the end (0: none)")
-    p.add_argument("--plot", type=Path, default=None,
-                   help="loss-curve PNG (default docs/<example>_loss.png; 'none' to skip)")
+    p.add_output("--plot", type=Path, default=lambda args: docs_path(f"{args.example}_loss.png"),
+                 shown="docs/<example>_loss.png", help="the loss-curve PNG ('none': no plot)")
 
 
 def load_corpus(args):
-    text = data.load_tinyshakespeare(path=args.data_dir)
+    [path] = require_data(args, "tinyshakespeare")
+    text = data.load_tinyshakespeare(path=path.parent)
     if args.text_limit is not None:
         text = text[:args.text_limit]
     return data.CharCorpus(text), text
@@ -200,10 +201,10 @@ def plot(path, history, title):
     return True
 
 
-def plot_path(args, name):
-    if args.plot is not None and str(args.plot) == "none":
-        return None
-    return args.plot if args.plot is not None else RESULTS.parent / f"{name}_loss.png"
+def plot_path(args):
+    """The loss-curve path: --plot, or docs/<example>_loss.png for the full default run;
+    None for no plot."""
+    return None if args.plot is None or str(args.plot) == "none" else args.plot
 
 
 def finish(args, name, config, params, corpus, history):
@@ -214,7 +215,7 @@ def finish(args, name, config, params, corpus, history):
     text = sample(params, config, corpus, args)
     if text:
         print("---- sample ----\n" + text + "\n----------------")
-    path = plot_path(args, name)
+    path = plot_path(args)
     if path is not None and history:
         plot(path, history, f"{name} on TinyShakespeare")
     return val, text

@@ -12,10 +12,11 @@ import fnad_nn as nn
 import fnad_optim as optim
 from fnad_nn import data
 
-from _common import progress
+from _common import progress, require_data
 from _common import train_step as common_train_step
 
 NAMES = {"fashion": "Fashion-MNIST", "mnist": "MNIST"}
+DATA_NAMES = {"fashion": "fashion-mnist", "mnist": "mnist"}   # the data sets' folder names
 
 
 def add_args(p, *, epochs, lr, batch_size, dropout):
@@ -39,7 +40,9 @@ def add_args(p, *, epochs, lr, batch_size, dropout):
 
 def load(args):
     """Train and test images as float32 (N, 1, 28, 28), standardised with the training
-    set's mean and standard deviation, and int64 labels."""
+    set's mean and standard deviation, and int64 labels. Missing files end the run with
+    one message naming all four (see _common.require_data)."""
+    require_data(args, DATA_NAMES[args.dataset])
     xtr, ytr = data.load_mnist(args.dataset, "train", path=args.data_dir, limit=args.train_limit)
     xte, yte = data.load_mnist(args.dataset, "test", path=args.data_dir, limit=args.test_limit)
     xtr, xte = xtr.astype(np.float32) / 255, xte.astype(np.float32) / 255

@@ -8,11 +8,10 @@ flowed back through it. Blocks opened with `fnad.named_scope` (GPT's `block_i`) 
 as clusters; a run of blocks with the same structure is drawn once, labelled xN. SVGs are
 written next to the DOT files when the Graphviz `dot` program is installed.
 
-    python examples/graph_picture.py
+    python examples/graph_picture.py                  # writes docs/graph_*.dot (and .svg)
     python examples/graph_picture.py --dir /tmp/pictures
 """
 
-import argparse
 import shutil
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ import fnad.numpy as fnp
 import fnad_nn as nn
 from fnad_nn.models import GPTConfig, gpt, init_gpt
 
-ROOT = Path(__file__).resolve().parent.parent
+from _common import docs_path, parser
 
 
 def mlp_loss(params, x, labels):
@@ -52,15 +51,16 @@ def write(graph, path, **kwargs):
     return written
 
 
+def build_parser():
+    p = parser("graph_picture", __doc__, result=False)
+    p.add_output("--dir", type=Path, default=lambda args: docs_path(), shown="docs/",
+                 help="where to write graph_*.dot (and .svg)")
+    return p
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    p = argparse.ArgumentParser(prog="python examples/graph_picture.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--dir", type=Path, default=ROOT / "docs",
-                   help="where to write graph_*.dot (and .svg) (default docs/)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = p.parse_args(argv)
-    args.dir.mkdir(parents=True, exist_ok=True)
+    args = build_parser().parse_args(argv)
     rng = np.random.default_rng(args.seed)
     params = nn.init_mlp(fnad.random.PRNGKey(args.seed), [4, 8, 3], dtype=np.float64)
     x, labels = rng.standard_normal((5, 4)), rng.integers(0, 3, 5)
@@ -71,6 +71,9 @@ def main(argv=None):
     print(grad_graph)
     gpt_graph = gpt_pictures(args.seed)
     print(f"GPT loss: {len(gpt_graph.eqns)} equations")
+    if args.dir is None:
+        return []
+    args.dir.mkdir(parents=True, exist_ok=True)
     written = (write(loss_graph, args.dir / "graph_mlp.dot", values=True, grads=True)
                + write(grad_graph, args.dir / "graph_mlp_grad.dot", values=True)
                + write(gpt_graph, args.dir / "graph_gpt.dot"))

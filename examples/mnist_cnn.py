@@ -17,11 +17,15 @@ import _mnist
 GOAL = 0.925
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
+def build_parser():
     p = parser("mnist_cnn", __doc__)
     _mnist.add_args(p, epochs=12, lr=2e-3, batch_size=128, dropout=0.3)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
     start = time.perf_counter()
     name = _mnist.NAMES[args.dataset]
     goal = f">= {GOAL}" if args.dataset == "fashion" else None

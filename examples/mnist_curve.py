@@ -1,15 +1,17 @@
 """The learning curve of one MLP run on Fashion-MNIST (the mnist_mlp.py model and flags,
 10 epochs by default):
 train loss and test accuracy after every epoch, written to docs/mnist_curve.csv and
-docs/mnist_curve.png (the plot is skipped, with a message, if matplotlib is absent). The
-figure in the README results table is this run's last point.
+docs/mnist_curve.png by the full default run (another run writes them only with --csv; the
+plot is skipped, with a message, if matplotlib is absent). The figure in the README results
+table is this run's last point.
 
     python examples/mnist_curve.py
     python examples/mnist_curve.py --steps 20 --csv /tmp/curve.csv    # smoke run
     python examples/mnist_curve.py --from-result docs/results/mnist_mlp.json
 
 With --from-result the curve is drawn from the per-epoch history that a finished
-mnist_mlp.py (or mnist_cnn.py) run recorded, without training again.
+mnist_mlp.py (or mnist_cnn.py) run recorded, without training again; a result under
+docs/results/ redraws the committed curve, any other needs --csv and --out.
 """
 
 import csv
@@ -18,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import ROOT, parser, write_result
+from _common import docs_path, parser, results_dir, write_result
 import mnist_mlp
 
 
@@ -58,11 +60,24 @@ def plot(path, history, title):
 
 
 def add_args(p):
-    p.add_argument("--csv", type=Path, default=ROOT / "docs" / "mnist_curve.csv",
-                   help="the CSV to write; the PNG goes next to it (default docs/mnist_curve.csv)")
+    p.add_output("--csv", type=Path, default=lambda args: docs_path("mnist_curve.csv"),
+                 shown="docs/mnist_curve.csv", help="the CSV to write; the PNG goes next to it")
     p.add_argument("--from-result", type=Path, default=None,
                    help="draw the curve of a finished run from its result JSON instead of "
                         "training (its training flags are then ignored)")
+    p.full_run_if = full_run
+
+
+def full_run(args, settings_are_default):
+    """A curve redrawn from a committed result (docs/results/*.json, which only full runs
+    or an explicit --out write) may replace the committed curve; else the usual rule."""
+    if args.from_result is not None:
+        return args.from_result.resolve().parent == results_dir().resolve()
+    return settings_are_default
+
+
+def build_parser():
+    return mnist_mlp.build_parser("mnist_curve", __doc__, epochs=10, add_args=add_args)
 
 
 def from_result(argv):
@@ -91,10 +106,11 @@ def main(argv=None):
         args, start, history, n_params, metric, goal = mnist_mlp.run(
             "mnist_curve", argv, __doc__, epochs=10, add_args=add_args)
         extra = {"parameters": n_params}
-    write_csv(args.csv, history)
-    png = args.csv.with_suffix(".png")
-    plotted = plot(png, history, f"{metric}, one run")
-    print(f"wrote {args.csv}" + (f" and {png}" if plotted else ""))
+    if args.csv is not None:
+        write_csv(args.csv, history)
+        png = args.csv.with_suffix(".png")
+        plotted = plot(png, history, f"{metric}, one run")
+        print(f"wrote {args.csv}" + (f" and {png}" if plotted else ""))
     result = write_result(args, argv, "mnist_curve", f"{metric}, last point of the curve",
                           history[-1]["test_accuracy"], goal=goal, start=start, **extra,
                           history=history)

@@ -17,15 +17,20 @@ import _mnist
 GOAL = 0.895
 
 
-def run(name, argv, doc, *, epochs=20, add_args=None, save=None):
-    """Parse the MLP flags (shared with mnist_curve.py, which adds its own with
-    `add_args(parser)`), train, print the final figure. `save(args, start, history,
-    n_params, metric, goal)` runs after every epoch but the last."""
+def build_parser(name="mnist_mlp", doc=__doc__, *, epochs=20, add_args=None):
+    """The MLP flags (shared with mnist_curve.py, which adds its own with
+    `add_args(parser)`)."""
     p = parser(name, doc)
     _mnist.add_args(p, epochs=epochs, lr=1e-3, batch_size=128, dropout=0.2)
     if add_args is not None:
         add_args(p)
-    args = p.parse_args(argv)
+    return p
+
+
+def run(name, argv, doc, *, epochs=20, add_args=None, save=None):
+    """Parse the MLP flags, train, print the final figure. `save(args, start, history,
+    n_params, metric, goal)` runs after every epoch but the last."""
+    args = build_parser(name, doc, epochs=epochs, add_args=add_args).parse_args(argv)
     start = time.perf_counter()
     dataset = _mnist.NAMES[args.dataset]
     metric = f"{dataset} test accuracy (MLP)"

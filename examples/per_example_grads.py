@@ -81,15 +81,19 @@ def privatize(grads, clip, sigma, rng):
     return fnad.tree_unflatten(tree, out), float(np.mean(scale < 1))
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
+def build_parser():
     p = parser("per_example_grads", __doc__)
     _mnist.add_args(p, epochs=2, lr=1e-3, batch_size=128, dropout=0.0)
     p.add_argument("--clip", type=float, default=1.0, help="per-example L2 clip norm C")
     p.add_argument("--sigma", type=float, default=1.0, help="noise multiplier sigma")
     p.add_argument("--check-batch", type=int, default=64,
                    help="examples in the vmap-versus-loop check (default 64)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
     start = time.perf_counter()
     xtr, ytr, xte, yte = _mnist.load(args)
     rng = np.random.default_rng(args.seed)

@@ -1,13 +1,16 @@
 """Quickstart: train an MLP on two interleaved spirals, then checkpoint and reload it.
 
     python examples/quickstart.py
+    python examples/quickstart.py --steps 100 --seed 1     # a shorter run, another seed
 
 Uses fnad (autodiff), fnad_nn (layers, loss) and fnad_optim (AdamW with warmup + cosine
 decay, gradient clipping, a NaN/Inf guard). The data are generated here; nothing is
 downloaded. Runs in a few seconds on two CPU cores.
 """
 
+import argparse
 import os
+import sys
 import tempfile
 import time
 
@@ -46,7 +49,12 @@ def accuracy(params, x, y):
     return float(np.mean(np.argmax(model(params, x), axis=-1) == y))
 
 
-def main(steps=1000, batch_size=128, noise=0.05, seed=0):
+STEPS, GOAL = 1000, 0.97
+
+
+def main(steps=STEPS, batch_size=128, noise=0.05, seed=0):
+    """Train, check the checkpoint round trip and return the held-out accuracy; a run of at
+    least the default 1000 steps must reach 0.97."""
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
     x, y = two_spirals(1500, noise=noise, rng=rng)
@@ -56,7 +64,8 @@ def main(steps=1000, batch_size=128, noise=0.05, seed=0):
 
     params = nn.init_mlp(fnad.random.PRNGKey(seed), [2, 64, 64, 2])
     schedule = optim.warmup_cosine_decay_schedule(
-        init_value=0.0, peak_value=1e-2, warmup_steps=100, decay_steps=steps, end_value=1e-4)
+        init_value=0.0, peak_value=1e-2, warmup_steps=min(100, steps // 10), decay_steps=steps,
+        end_value=1e-4)
     opt = optim.apply_if_finite(optim.chain(
         optim.clip_by_global_norm(1.0),
         optim.adamw(schedule, weight_decay=1e-4,
@@ -90,10 +99,24 @@ def main(steps=1000, batch_size=128, noise=0.05, seed=0):
     print(f"checkpoint reloaded: params identical {same}, held-out accuracy {reloaded_acc:.4f}")
 
     assert same and reloaded_acc == acc, "checkpoint round trip changed the model"
-    assert acc >= 0.97, f"held-out accuracy {acc:.4f} is below 0.97"
+    if steps >= STEPS:
+        assert acc >= GOAL, f"held-out accuracy {acc:.4f} is below {GOAL}"
+    else:
+        print(f"(a run of {steps} steps: the {GOAL} goal is for {STEPS} or more)")
     print(f"done in {time.perf_counter() - start:.1f} s")
     return acc
 
 
+def parse(argv):
+    p = argparse.ArgumentParser(prog="python examples/quickstart.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--steps", type=int, default=STEPS, help=f"training steps (default {STEPS})")
+    p.add_argument("--batch-size", type=int, default=128, help="batch size (default 128)")
+    p.add_argument("--noise", type=float, default=0.05,
+                   help="standard deviation of the noise added to the points (default 0.05)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    return vars(p.parse_args(argv))
+
+
 if __name__ == "__main__":
-    main()
+    main(**parse(sys.argv[1:]))

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import ROOT, parser, write_result
+from _common import docs_path, parser, write_result
 
 
 class Value:
@@ -129,12 +129,30 @@ def finite_difference(f, xs, i, eps=1e-6):
     return (f(*up).data - f(*down).data) / (2 * eps)
 
 
+def write_picture(path, order):
+    """The graph as DOT text at `path`, and a PNG next to it when Graphviz is installed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_dot(order))
+    print(f"wrote {path} ({len(order)} values)")
+    if shutil.which("dot"):
+        png = path.with_suffix(".png")
+        subprocess.run(["dot", "-Tpng", str(path), "-o", str(png)], check=True)
+        print(f"wrote {png}")
+    else:
+        print("the Graphviz `dot` program is not installed: no PNG (the DOT text is there)")
+
+
+def build_parser():
+    p = parser("scalar_autodiff", __doc__)
+    p.add_output("--dot", type=Path, default=lambda args: docs_path("scalar_autodiff.dot"),
+                 shown="docs/scalar_autodiff.dot",
+                 help="where to write the DOT graph (a PNG goes next to it if `dot` exists)")
+    return p
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    p = parser("scalar_autodiff", __doc__)
-    p.add_argument("--dot", type=Path, default=ROOT / "docs" / "scalar_autodiff.dot",
-                   help="where to write the DOT graph (a PNG goes next to it if `dot` exists)")
-    args = p.parse_args(argv)
+    args = build_parser().parse_args(argv)
     start = time.perf_counter()
     names, xs = ["x1", "x2", "w1", "w2", "b"], [2.0, -1.0, -0.5, 1.5, 0.8]
     inputs = [Value(x, label=n) for n, x in zip(names, xs)]
@@ -146,16 +164,8 @@ def main(argv=None):
         worst = max(worst, abs(v.grad - fd))
         print(f"d loss / d {n} = {v.grad: .8f}   (finite difference {fd: .8f})")
     print(f"loss {loss.data:.6f}; largest difference from finite differences {worst:.1e}")
-    args.dot.parent.mkdir(parents=True, exist_ok=True)
-    args.dot.write_text(to_dot(order))
-    print(f"wrote {args.dot} ({len(order)} values)")
-    png = None
-    if shutil.which("dot"):
-        png = args.dot.with_suffix(".png")
-        subprocess.run(["dot", "-Tpng", str(args.dot), "-o", str(png)], check=True)
-        print(f"wrote {png}")
-    else:
-        print("the Graphviz `dot` program is not installed: no PNG (the DOT text is there)")
+    if args.dot is not None:
+        write_picture(args.dot, order)
     if worst > 1e-6:
         raise SystemExit(f"scalar_autodiff: gradients differ from finite differences by {worst}")
     return write_result(args, argv, "scalar_autodiff",

@@ -30,12 +30,16 @@ def loss_fn(params, x, y):
     return nn.binary_cross_entropy_with_logits(model(params, x), y)
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
+def build_parser():
     p = parser("xor", __doc__)
     p.add_argument("--steps", type=int, default=2000, help="Adam steps (default 2000)")
     p.add_argument("--lr", type=float, default=0.1, help="learning rate (default 0.1)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
     start = time.perf_counter()
     params = nn.init_mlp(random.PRNGKey(args.seed), [2, 4, 4, 1], dtype=np.float64)
     opt = optim.adam(args.lr)

@@ -11,7 +11,7 @@ from fnad.extend import Tracer, array_module
 from . import _init
 from ._fused import affine, attention_softmax, contiguous
 from ._positional import rotary_embedding
-from ._util import as_array, shape_of, split_key
+from ._util import as_array, check_params, shape_of, split_key
 
 __all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask",
            "init_multi_head_attention", "multi_head_attention", "init_kv_cache", "context_kv"]
@@ -260,6 +260,8 @@ def context_kv(params, context, *, rope=None):
       kv = context_kv(cross_params, enc_out)
       y = multi_head_attention(cross_params, x_step, context_kv=kv, mask=padding_mask(src))
     """
+    check_params("context_kv", params, context, init="init_multi_head_attention",
+                 call="context_kv(params, context)")
     k, v = _project_kv(params, context, rope, 0)
     return {"k": k, "v": v}
 
@@ -299,6 +301,7 @@ def multi_head_attention(params, x, context=None, *, mask=None, causal=False, ro
       y = multi_head_attention(params, x, causal=True)
       y = multi_head_attention(cross_params, x_dec, enc_out, mask=padding_mask(src_ids))
     """
+    check_params("multi_head_attention", params, x)
     cross = context is not None or context_kv is not None
     if kv_cache is not None and cross:
         raise ValueError("multi_head_attention: kv_cache is for self-attention; for "

@@ -19,7 +19,7 @@ from fnad.extend import array_module, defabstract_eval, defjvp, defvjp, primitiv
 
 from . import _init
 from ._conv_s1 import conv_s1
-from ._util import shape_of
+from ._util import check_params, shape_of
 
 __all__ = ["init_conv2d", "conv2d", "max_pool2d", "avg_pool2d"]
 
@@ -152,6 +152,7 @@ def conv2d(params, x, *, stride=1, padding=0, dilation=1):
       params = init_conv2d(key, 3, 16, 3)
       conv2d(params, np.zeros((8, 3, 32, 32), np.float32), padding=1).shape  # (8, 16, 32, 32)
     """
+    check_params("conv2d", params, x)
     w = params["w"]
     c_out, c_g, kh, kw = shape_of(w)
     x, lead = _as_nchw("conv2d", x)

@@ -7,7 +7,7 @@ import fnad.numpy as fnp
 from . import _init
 from ._activations import relu
 from ._fused import affine
-from ._util import check_last_dim, shape_of, split_key
+from ._util import check_last_dim, check_layers, check_params, shape_of, split_key
 
 __all__ = ["init_linear", "linear", "init_embedding", "embedding", "init_mlp", "mlp",
            "init_sequential", "sequential", "flatten"]
@@ -59,6 +59,7 @@ def linear(params, x):
       params = init_linear(key, 4, 3)
       linear(params, np.ones((5, 7, 4), np.float32)).shape   # (5, 7, 3)
     """
+    check_params("linear", params, x)
     w = params["w"]
     d_in, d_out = shape_of(w)
     check_last_dim("linear", x, d_in)
@@ -106,6 +107,7 @@ def embedding(params, ids):
     Example:
       embedding(params, np.array([0, 0, 5])).shape   # (3, d)
     """
+    check_params("embedding", params, ids, call="embedding(params, ids)")
     ids = np.asarray(ids) if isinstance(ids, (list, tuple, int)) else ids
     if getattr(ids, "dtype", None) is None or ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: ids must be an integer array, got dtype "
@@ -153,6 +155,7 @@ def mlp(params, x, *, activation=relu, final_activation=None):
       params = init_mlp(key, [4, 8, 2])
       y = mlp(params, x, activation=fnad_nn.gelu)
     """
+    check_layers("mlp", params, x, single="linear")
     for i, p in enumerate(params):
         x = linear(p, x)
         if i < len(params) - 1:

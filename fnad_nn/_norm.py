@@ -6,7 +6,7 @@ import fnad.numpy as fnp
 from fnad import stop_gradient
 
 from ._fused import normalize, scale_shift
-from ._util import check_last_dim, shape_of
+from ._util import check_last_dim, check_params, shape_of
 
 __all__ = ["init_layer_norm", "layer_norm", "init_rms_norm", "rms_norm", "init_batch_norm",
            "batch_norm"]
@@ -49,6 +49,7 @@ def layer_norm(params, x, *, eps=1e-5):
       params = init_layer_norm(16)
       layer_norm(params, np.ones((2, 5, 16), np.float32)).shape   # (2, 5, 16)
     """
+    check_params("layer_norm", params, x)
     check_last_dim("layer_norm", x, shape_of(params["scale"])[0])
     return scale_shift(normalize(x, eps), params["scale"], params.get("bias"))
 
@@ -84,6 +85,7 @@ def rms_norm(params, x, *, eps=1e-6):
       params = init_rms_norm(16)
       rms_norm(params, np.ones((3, 16), np.float32)).shape   # (3, 16)
     """
+    check_params("rms_norm", params, x)
     check_last_dim("rms_norm", x, shape_of(params["scale"])[0])
     inv = 1 / fnp.sqrt(fnp.mean(x * x, axis=-1, keepdims=True) + eps)
     return x * inv * params["scale"]
@@ -134,6 +136,8 @@ def batch_norm(params, state, x, *, train=True, momentum=0.1, eps=1e-5, axis=-1)
       params, state = init_batch_norm(16)
       y, state = batch_norm(params, state, np.ones((8, 16), np.float32))
     """
+    check_params("batch_norm", params, x, init="init_batch_norm (its first result)",
+                 call="batch_norm(params, state, x)")
     s = shape_of(x)
     nd = len(s)
     ax = axis % nd if nd else 0

@@ -5,7 +5,7 @@ import numpy as np
 import fnad.numpy as fnp
 
 from . import _init
-from ._util import shape_of
+from ._util import check_params, shape_of
 
 __all__ = ["sinusoidal_positional_encoding", "init_positional_embedding",
            "positional_embedding", "rotary_tables", "rotary_embedding"]
@@ -69,6 +69,7 @@ def positional_embedding(params, x, *, offset=0):
     Example:
       h = positional_embedding(params["pos"], embedding(params["tok"], ids))
     """
+    check_params("positional_embedding", params, x)
     t = shape_of(x)[-2]
     max_len = shape_of(params["w"])[0]
     if offset + t > max_len:

@@ -11,7 +11,7 @@ from fnad import lax
 
 from . import _init
 from ._activations import sigmoid
-from ._util import dtype_of, shape_of, split_key
+from ._util import check_layers, check_params, dtype_of, shape_of, split_key
 
 __all__ = ["init_rnn_cell", "rnn_cell", "init_rnn", "rnn", "init_stacked_rnn", "stacked_rnn",
            "init_lstm_cell", "lstm_cell", "init_lstm", "lstm", "init_gru_cell", "gru_cell",
@@ -95,6 +95,7 @@ def rnn_cell(params, x, h):
     Example:
       h = rnn_cell(params, x_t, h)
     """
+    check_params("rnn_cell", params, x, call="rnn_cell(params, x, h)")
     return fnp.tanh(_input_part(params, x) + _hidden_part(params, h))
 
 
@@ -138,6 +139,7 @@ def lstm_cell(params, x, state):
     Example:
       h, c = lstm_cell(params, x_t, (h, c))
     """
+    check_params("lstm_cell", params, x, call="lstm_cell(params, x, (h, c))")
     return _lstm_step(params, _input_part(params, x), state)
 
 
@@ -184,6 +186,7 @@ def gru_cell(params, x, h):
     Example:
       h = gru_cell(params, x_t, h)
     """
+    check_params("gru_cell", params, x, call="gru_cell(params, x, h)")
     return _gru_step(params, _input_part(params, x), h)
 
 
@@ -193,12 +196,6 @@ def _init_layers(cell_init, key, d_in, d_hidden, num_layers, bias, dtype):
     keys = split_key(key, num_layers)
     return [cell_init(k, d_in if i == 0 else d_hidden, d_hidden, bias=bias, dtype=dtype)
             for i, k in enumerate(keys)]
-
-
-def _check_layers(fname, params):
-    if isinstance(params, dict):
-        raise TypeError(f"{fname}: params must be a list of per-layer cell params (from "
-                        f"init_{fname}); for a single step use {fname}_cell.")
 
 
 def _initial_state(p, xw, state0, layer, n_state):
@@ -273,7 +270,7 @@ def rnn(params, xs, h0=None):
     Example:
       hs, h_n = rnn(params, xs)
     """
-    _check_layers("rnn", params)
+    check_layers("rnn", params, xs, single="rnn_cell")
     return _run(_rnn_step, params, xs, h0, 1)
 
 
@@ -289,6 +286,7 @@ def stacked_rnn(params, xs, h0=None):
     Example:
       hs, finals = stacked_rnn(params, xs)
     """
+    check_layers("stacked_rnn", params, xs, single="rnn_cell")
     return rnn(params, xs, h0)
 
 
@@ -326,7 +324,7 @@ def lstm(params, xs, state0=None):
     Example:
       hs, (h_n, c_n) = lstm(params, xs)
     """
-    _check_layers("lstm", params)
+    check_layers("lstm", params, xs, single="lstm_cell")
     return _run(_lstm_step, params, xs, state0, 2)
 
 
@@ -364,7 +362,7 @@ def gru(params, xs, h0=None):
     Example:
       hs, h_n = gru(params, xs)
     """
-    _check_layers("gru", params)
+    check_layers("gru", params, xs, single="gru_cell")
     return _run(_gru_step, params, xs, h0, 1)
 
 
@@ -427,6 +425,7 @@ def bridge(params, h, *, dec_layers=None):
     Example:
       h0 = bridge(bp, h_n, dec_layers=2)
     """
+    check_params("bridge", params, h, call="bridge(params, h)")
     enc_layers = shape_of(h)[0]
     if "w" in params:
         n = shape_of(params["w"])[0]

@@ -1,6 +1,6 @@
 """The named optimizers, each a short `chain` of transforms."""
 
-from ._base import chain, check_nonneg, check_unit
+from ._base import chain, check_nonneg, check_unit, named
 from ._transforms import (add_decayed_weights, scale_by_adagrad, scale_by_adam,
                           scale_by_learning_rate, scale_by_lion, scale_by_rms, scale_by_stddev,
                           scale_by_trust_ratio, trace)
@@ -8,8 +8,9 @@ from ._transforms import (add_decayed_weights, scale_by_adagrad, scale_by_adam,
 __all__ = ["sgd", "adam", "adamw", "rmsprop", "adagrad", "lion", "lamb"]
 
 
-def _chain(*transforms):
-    return chain(*[t for t in transforms if t is not None])
+def _chain(fname, *transforms):
+    """The chain of the given transforms (None: left out) under the optimizer's name."""
+    return named(fname, chain(*[t for t in transforms if t is not None]))
 
 
 def sgd(learning_rate, momentum=None, nesterov=False, weight_decay=0.0, mask=None):
@@ -37,7 +38,7 @@ def sgd(learning_rate, momentum=None, nesterov=False, weight_decay=0.0, mask=Non
     check_nonneg("sgd", "weight_decay", weight_decay)
     if nesterov and not momentum:
         raise ValueError("sgd: nesterov=True needs a momentum > 0; pass momentum=0.9, say.")
-    return _chain(add_decayed_weights(weight_decay, mask) if weight_decay else None,
+    return _chain("sgd", add_decayed_weights(weight_decay, mask) if weight_decay else None,
                   trace(momentum, nesterov) if momentum else None,
                   scale_by_learning_rate(learning_rate))
 
@@ -62,8 +63,8 @@ def adam(learning_rate, b1=0.9, b2=0.999, eps=1e-8, *, eps_root=0.0, nesterov=Fa
     check_nonneg("adam", "learning_rate", learning_rate)
     check_unit("adam", "b1", b1)
     check_unit("adam", "b2", b2)
-    return chain(scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
-                 scale_by_learning_rate(learning_rate))
+    return _chain("adam", scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
+                  scale_by_learning_rate(learning_rate))
 
 
 def adamw(learning_rate, b1=0.9, b2=0.999, eps=1e-8, weight_decay=1e-4, mask=None, *,
@@ -94,9 +95,9 @@ def adamw(learning_rate, b1=0.9, b2=0.999, eps=1e-8, weight_decay=1e-4, mask=Non
     check_unit("adamw", "b1", b1)
     check_unit("adamw", "b2", b2)
     check_nonneg("adamw", "weight_decay", weight_decay)
-    return chain(scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
-                 add_decayed_weights(weight_decay, mask),
-                 scale_by_learning_rate(learning_rate))
+    return _chain("adamw", scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
+                  add_decayed_weights(weight_decay, mask),
+                  scale_by_learning_rate(learning_rate))
 
 
 def rmsprop(learning_rate, decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
@@ -129,7 +130,7 @@ def rmsprop(learning_rate, decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=T
     check_unit("rmsprop", "decay", decay)
     check_unit("rmsprop", "momentum", momentum)
     scaler = scale_by_stddev if centered else scale_by_rms
-    return _chain(scaler(decay, eps, initial_scale, eps_in_sqrt, bias_correction),
+    return _chain("rmsprop", scaler(decay, eps, initial_scale, eps_in_sqrt, bias_correction),
                   scale_by_learning_rate(learning_rate),
                   trace(momentum, nesterov) if momentum else None)
 
@@ -154,8 +155,9 @@ def adagrad(learning_rate, initial_accumulator_value=0.1, eps=1e-7, *, eps_in_sq
       opt_state = opt.init(params)
     """
     check_nonneg("adagrad", "learning_rate", learning_rate)
-    return chain(scale_by_adagrad(initial_accumulator_value, eps, eps_in_sqrt=eps_in_sqrt),
-                 scale_by_learning_rate(learning_rate))
+    return _chain("adagrad",
+                  scale_by_adagrad(initial_accumulator_value, eps, eps_in_sqrt=eps_in_sqrt),
+                  scale_by_learning_rate(learning_rate))
 
 
 def lion(learning_rate, b1=0.9, b2=0.99, weight_decay=1e-3, mask=None):
@@ -180,8 +182,8 @@ def lion(learning_rate, b1=0.9, b2=0.99, weight_decay=1e-3, mask=None):
     check_nonneg("lion", "learning_rate", learning_rate)
     check_unit("lion", "b1", b1)
     check_unit("lion", "b2", b2)
-    return chain(scale_by_lion(b1, b2), add_decayed_weights(weight_decay, mask),
-                 scale_by_learning_rate(learning_rate))
+    return _chain("lion", scale_by_lion(b1, b2), add_decayed_weights(weight_decay, mask),
+                  scale_by_learning_rate(learning_rate))
 
 
 def lamb(learning_rate, b1=0.9, b2=0.999, eps=1e-6, eps_root=0.0, weight_decay=0.0,
@@ -206,5 +208,6 @@ def lamb(learning_rate, b1=0.9, b2=0.999, eps=1e-6, eps_root=0.0, weight_decay=0
     check_nonneg("lamb", "learning_rate", learning_rate)
     check_unit("lamb", "b1", b1)
     check_unit("lamb", "b2", b2)
-    return chain(scale_by_adam(b1, b2, eps, eps_root), add_decayed_weights(weight_decay, mask),
-                 scale_by_trust_ratio(), scale_by_learning_rate(learning_rate))
+    return _chain("lamb", scale_by_adam(b1, b2, eps, eps_root),
+                  add_decayed_weights(weight_decay, mask), scale_by_trust_ratio(),
+                  scale_by_learning_rate(learning_rate))

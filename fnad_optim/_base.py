@@ -142,6 +142,75 @@ def tree_full_like(tree, value):
     return fnad.tree_map(lambda x: fnp.full_like(x, value), tree)
 
 
+_NUMERIC_KINDS = frozenset("biufc")
+
+
+def _is_numeric(x):
+    if isinstance(x, (bool, int, float, complex, Tracer)):
+        return True
+    dtype = getattr(x, "dtype", None)
+    return getattr(dtype, "kind", None) in _NUMERIC_KINDS
+
+
+def check_param_leaves(fname, params):
+    """Raise a TypeError naming `fname` and the leaf's path unless every leaf of `params` is
+    a number or an array of numbers (a string or an object array would pass `init` and fail
+    in the first `update` with an arithmetic error that names neither)."""
+    leaves, treedef = fnad.tree_flatten(params)
+    for i, x in enumerate(leaves):
+        if not _is_numeric(x):
+            dtype = getattr(x, "dtype", None)
+            what = (f"an array of dtype {dtype}" if dtype is not None
+                    else f"a {type(x).__name__} ({x!r:.40})")
+            raise TypeError(
+                f"{fname}: init got a params leaf at params{leaf_path(treedef, i)} that is "
+                f"{what}; an optimizer updates numbers and arrays of numbers only. Keep "
+                "this value out of the params pytree (pass it to the model as an argument of "
+                "its own), or make it an array of numbers, then call init again.")
+
+
+def check_state(fname, state, state_type):
+    """Raise a TypeError naming `fname` if `state` is a plain tuple, list or dict holding
+    values where `state_type` (a NamedTuple) is expected: what `fnad.load` returns for a
+    state loaded without `like=`."""
+    if type(state) in (tuple, list, dict) and len(state) and state_type is not None:
+        raise TypeError(
+            f"{fname}: the optimizer state is a plain {type(state).__name__}, not a "
+            f"{state_type.__name__}; a state loaded with fnad.load(path) without like= has "
+            "lost its classes. Load it with fnad.load(path, like=state), where state is "
+            "opt.init(params) of the same optimizer (for a whole checkpoint, like= a tree of "
+            "the same structure holding that state).")
+
+
+def transform(fname, init, update, state_type):
+    """A `GradientTransformation` of `init` and `update` behind the checks every transform
+    shares: `init` refuses params leaves that are not numbers (`check_param_leaves`),
+    `update` a state that lost its class (`check_state`; one type test per call)."""
+    def checked_init(params):
+        check_param_leaves(fname, params)
+        return init(params)
+
+    def checked_update(updates, state, params=None):
+        if type(state) is not state_type:
+            check_state(fname, state, state_type)
+        return update(updates, state, params)
+
+    checked_init.__qualname__ = f"{fname}.init"
+    checked_update.__qualname__ = f"{fname}.update"
+    return GradientTransformation(checked_init, checked_update)
+
+
+def named(fname, tx):
+    """`tx` whose `init` checks the params under the optimizer's own name (e.g. "adam")
+    before its transforms do."""
+    def init(params):
+        check_param_leaves(fname, params)
+        return tx.init(params)
+
+    init.__qualname__ = f"{fname}.init"
+    return GradientTransformation(init, tx.update)
+
+
 def require_params(fname, params):
     if params is None:
         raise ValueError(f"{fname}: this transform needs the params; call "
@@ -175,8 +244,7 @@ def stateless(fname, fn, **hypers):
         new_state = ScheduleState(count=inc_count(count)) if scheduled else state
         return fn(updates, params, **values), new_state
 
-    update.__qualname__ = init.__qualname__ = fname
-    return GradientTransformation(init, update)
+    return transform(fname, init, update, ScheduleState if scheduled else EmptyState)
 
 
 def identity():
@@ -189,8 +257,8 @@ def identity():
       tx = identity()
       updates, state = tx.update(grads, tx.init(params))
     """
-    return GradientTransformation(lambda params: EmptyState(),
-                                  lambda updates, state, params=None: (updates, state))
+    return transform("identity", lambda params: EmptyState(),
+                     lambda updates, state, params=None: (updates, state), EmptyState)
 
 
 def chain(*transforms):
@@ -213,6 +281,7 @@ def chain(*transforms):
                             "fnad_optim.scale(0.1).")
 
     def init(params):
+        check_param_leaves("chain", params)
         return tuple(t.init(params) for t in transforms)
 
     def update(updates, state, params=None):

@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 import fnad
 import fnad.numpy as fnp
 
-from ._base import GradientTransformation, cast_like, check_nonneg, global_norm, stateless
+from ._base import cast_like, check_nonneg, global_norm, stateless, transform
 
 __all__ = ["clip", "clip_by_global_norm", "zero_nans", "ZeroNansState"]
 
@@ -81,4 +81,4 @@ def zero_nans():
                                 updates)
         return updates, ZeroNansState(found_nan=found)
 
-    return GradientTransformation(init, update)
+    return transform("zero_nans", init, update, ZeroNansState)

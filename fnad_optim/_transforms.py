@@ -10,8 +10,8 @@ from typing import Any, NamedTuple
 import fnad
 import fnad.numpy as fnp
 
-from ._base import (GradientTransformation, cast_like, check_nonneg, check_unit, div_as, hyper,
-                    inc_count, require_params, stateless, tree_full_like, tree_map_checked,
+from ._base import (cast_like, check_nonneg, check_unit, div_as, hyper, inc_count,
+                    require_params, stateless, transform, tree_full_like, tree_map_checked,
                     tree_zeros_like, zero_count)
 from ._base import bias_correction as _bias_correction
 from ._wrappers import masked
@@ -162,7 +162,7 @@ def trace(decay, nesterov=False):
             updates = new_trace
         return updates, TraceState(count=inc_count(state.count), trace=new_trace)
 
-    return GradientTransformation(init, update)
+    return transform("trace", init, update, TraceState)
 
 
 # ----------------------------------------------------------------------------- adaptive
@@ -223,7 +223,7 @@ def scale_by_adam(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, *, nesterov=False):
                                                   + cast_like(e, v)), m_hat, nu)
         return updates, ScaleByAdamState(count=count, mu=mu, nu=nu)
 
-    return GradientTransformation(init, update)
+    return transform("scale_by_adam", init, update, ScaleByAdamState)
 
 
 def _rms_denominator(v, eps, eps_in_sqrt):
@@ -268,7 +268,7 @@ def scale_by_rms(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
                                 updates, nu)
         return updates, ScaleByRmsState(count=count, nu=nu)
 
-    return GradientTransformation(init, update)
+    return transform("scale_by_rms", init, update, ScaleByRmsState)
 
 
 def scale_by_stddev(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
@@ -313,7 +313,7 @@ def scale_by_stddev(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
         updates = fnad.tree_map(step, updates, mu, nu)
         return updates, ScaleByStddevState(count=count, mu=mu, nu=nu)
 
-    return GradientTransformation(init, update)
+    return transform("scale_by_stddev", init, update, ScaleByStddevState)
 
 
 def scale_by_adagrad(initial_accumulator_value=0.1, eps=1e-7, *, eps_in_sqrt=True):
@@ -358,7 +358,7 @@ def scale_by_adagrad(initial_accumulator_value=0.1, eps=1e-7, *, eps_in_sqrt=Tru
         updates = fnad.tree_map(step, updates, sums)
         return updates, ScaleByAdagradState(count=inc_count(state.count), sum_of_squares=sums)
 
-    return GradientTransformation(init, update)
+    return transform("scale_by_adagrad", init, update, ScaleByAdagradState)
 
 
 scale_by_rss = scale_by_adagrad  # optax's name
@@ -393,7 +393,7 @@ def scale_by_lion(b1=0.9, b2=0.99):
         mu = fnad.tree_map(lambda g, m: _moment(g, m, beta2, 1), updates, state.mu)
         return direction, ScaleByLionState(count=inc_count(state.count), mu=mu)
 
-    return GradientTransformation(init, update)
+    return transform("scale_by_lion", init, update, ScaleByLionState)
 
 
 # ----------------------------------------------------------------------------- using params

@@ -6,8 +6,8 @@ import fnad
 import fnad.numpy as fnp
 from fnad.extend import Tracer, getval
 
-from ._base import (GradientTransformation, check_structures, cond, div_as, inc_count,
-                    tree_zeros_like, zero_count)
+from ._base import (check_structures, cond, div_as, inc_count, transform, tree_zeros_like,
+                    zero_count)
 
 __all__ = ["masked", "multi_steps", "apply_if_finite", "MaskedState", "MultiStepsState",
            "ApplyIfFiniteState"]
@@ -81,7 +81,7 @@ def masked(inner, mask):
         out = [next(it) if f else u for u, f in zip(leaves, flags)]
         return treedef.unflatten(out), MaskedState(inner_state)
 
-    return GradientTransformation(init, update)
+    return transform("masked", init, update, MaskedState)
 
 
 # ----------------------------------------------------------------------------- accumulation
@@ -144,7 +144,7 @@ def multi_steps(opt, every_k_schedule, use_grad_mean=True):
 
         return cond(n < _every_k(every_k_schedule, state.gradient_step), accumulate, emit)
 
-    return GradientTransformation(init, update)
+    return transform("multi_steps", init, update, MultiStepsState)
 
 
 # ----------------------------------------------------------------------------- NaN/Inf guard
@@ -211,4 +211,4 @@ def apply_if_finite(inner, max_consecutive_errors=None):
         return updates, ApplyIfFiniteState(notfinite_count=notfinite, last_finite=finite,
                                            total_notfinite=total, inner_state=inner_state)
 
-    return GradientTransformation(init, update)
+    return transform("apply_if_finite", init, update, ApplyIfFiniteState)

@@ -6,7 +6,8 @@
   and `load_tinyshakespeare`;
 - `minibatches` (shuffled epochs from a `fnad.random` key or a NumPy Generator);
 - where files come from: `path=`, else `$FNAD_DATA_DIR/<name>`, else the cache
-  (`~/.cache/fnad/<name>`), else a checksummed download (`SOURCES`, `download`).
+  (`~/.cache/fnad/<name>`), else a checksummed download (`SOURCES`, `download`; never when
+  `$FNAD_OFFLINE` is set). Missing files raise `MissingDataError` naming all of them.
 """
 
 from ._batches import minibatches as minibatches
@@ -15,9 +16,11 @@ from ._idx import MNIST_CLASSES as MNIST_CLASSES
 from ._idx import load_mnist as load_mnist
 from ._idx import read_idx as read_idx
 from ._sources import SOURCES as SOURCES
+from ._sources import MissingDataError as MissingDataError
 from ._sources import cache_dir as cache_dir
 from ._sources import data_dirs as data_dirs
 from ._sources import download as download
+from ._sources import offline as offline
 from ._sources import resolve_files as resolve_files
 from ._text import CharCorpus as CharCorpus
 from ._text import load_tinyshakespeare as load_tinyshakespeare

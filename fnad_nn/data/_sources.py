@@ -12,7 +12,8 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-__all__ = ["SOURCES", "data_dirs", "cache_dir", "resolve_files", "download"]
+__all__ = ["SOURCES", "MissingDataError", "data_dirs", "cache_dir", "resolve_files", "download",
+           "offline"]
 
 _MNIST = ("https://ossci-datasets.s3.amazonaws.com/mnist/", "https://yann.lecun.com/exdb/mnist/")
 _FASHION = ("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
@@ -129,13 +130,44 @@ def _fetch(name, file, opener):
     raise OSError("; ".join(errors))
 
 
-def _missing_message(name, file, dirs, why):
-    where = "\n".join(f"  {d / file}" for d in dirs)
-    urls = ", ".join(b + file for b in SOURCES.get(name, {}).get(file, ((),))[0])
-    return (f"{name}: {file} was not found. Looked in:\n{where}\n{why}\n"
-            f"Put the file (gzip-compressed or not) in one of those directories, or set "
-            f"FNAD_DATA_DIR to a directory holding '{name}/{file}', or pass path=..."
-            + (f"\nIt is published at {urls}." if urls else ""))
+class MissingDataError(FileNotFoundError):
+    """Files of a data set that are neither on disk nor downloadable now.
+
+    Attributes: `name` (the data set), `missing` (every missing file), `dirs` (the
+    directories searched, in order), `why` (why nothing was downloaded). `str(error)` says
+    where to put the files; a script can build its own message from the attributes.
+    """
+
+    def __init__(self, name, missing, dirs, why):
+        self.name, self.missing, self.dirs, self.why = name, list(missing), list(dirs), why
+        super().__init__(_missing_message(name, self.missing, self.dirs, why))
+
+
+def offline():
+    """Whether downloads are off for this process: `$FNAD_OFFLINE` is set to anything but
+    "" or "0" (tests and machines without network set it, so that nothing tries to)."""
+    return os.environ.get("FNAD_OFFLINE", "") not in ("", "0")
+
+
+def _missing_message(name, missing, dirs, why):
+    where = "\n".join(f"  {d / f}" for f in missing for d in dirs)
+    urls = [b + f for f in missing for b in SOURCES.get(name, {}).get(f, ((),))[0]]
+    return (f"{name}: {', '.join(missing)} not found. Looked for:\n{where}\n{why}\n"
+            f"Put the files (gzip-compressed or not) in one of those directories, or set "
+            f"FNAD_DATA_DIR to a directory holding '{name}/<file>', or pass path=..."
+            + (f"\nThey are published at {', '.join(urls)}." if urls else ""))
+
+
+def _why_not_downloaded(name, missing, path, download):
+    if path is not None:
+        return "Nothing is downloaded into a directory given explicitly (path=)."
+    if not download:
+        return "Downloading is off (download=False)."
+    if offline():
+        return "Downloading is off (FNAD_OFFLINE is set)."
+    if any(f not in SOURCES.get(name, {}) for f in missing):
+        return "There is no download address for them."
+    return None
 
 
 def resolve_files(name, files, *, path=None, download=True, opener=None):
@@ -146,33 +178,35 @@ def resolve_files(name, files, *, path=None, download=True, opener=None):
         name when `path` or `$FNAD_DATA_DIR` holds its files.
       files: file names (a name ending in ".gz" also matches the uncompressed file).
       path: optional directory; when given, only it is searched and nothing is downloaded.
-      download: whether missing files may be downloaded.
+      download: whether missing files may be downloaded (never when `$FNAD_OFFLINE` is set).
       opener: passed to `download` (tests use it to stay offline).
 
     Returns:
       A list of `Path`s, one per file.
 
     Raises:
-      FileNotFoundError saying where to put the files when a file is missing and cannot be
-      downloaded.
+      MissingDataError (a FileNotFoundError) naming every missing file and saying where to
+      put them, when some are missing and cannot be downloaded.
 
     Example:
       [p] = resolve_files("tinyshakespeare", ["input.txt"])
     """
     dirs = data_dirs(name, path)
-    out = []
-    for file in files:
-        found = next((p for p in (_find(d, file) for d in dirs) if p is not None), None)
-        if found is None:
-            if path is not None or not download or file not in SOURCES.get(name, {}):
-                why = ("Downloading is off (download=False)." if not download and path is None
-                       else "It is not downloaded automatically when path= is given."
-                       if path is not None else "There is no download address for it.")
-                raise FileNotFoundError(_missing_message(name, file, dirs, why))
+    found = {f: next((p for p in (_find(d, f) for d in dirs) if p is not None), None)
+             for f in files}
+    missing = [f for f in files if found[f] is None]
+    if missing:
+        why = _why_not_downloaded(name, missing, path, download)
+        if why is not None:
+            raise MissingDataError(name, missing, dirs, why)
+        errors = []
+        for f in missing:
             try:
-                found = _fetch(name, file, opener)
+                found[f] = _fetch(name, f, opener)
             except OSError as e:
-                raise FileNotFoundError(_missing_message(
-                    name, file, dirs, f"The download failed (offline?): {e}")) from None
-        out.append(found)
-    return out
+                errors.append(str(e))
+        still = [f for f in missing if found[f] is None]
+        if still:
+            raise MissingDataError(name, still, dirs, "The download failed (offline?): "
+                                   + "; ".join(errors))
+    return [found[f] for f in files]

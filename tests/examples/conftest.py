@@ -9,6 +9,12 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DATA = Path(os.environ.get("FNAD_DATA_DIR") or EXAMPLES.parent / ".." / "shared" / "data")
 
 
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """No example test downloads anything (fnad_nn.data reads FNAD_OFFLINE)."""
+    monkeypatch.setenv("FNAD_OFFLINE", "1")
+
+
 @pytest.fixture
 def example(monkeypatch):
     """Import an example script as a module (examples/ goes on sys.path, as when it runs)."""

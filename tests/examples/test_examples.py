@@ -100,7 +100,8 @@ def test_mnist_curve_trains_and_redraws(example, tmp_path):
 
 def test_mnist_without_data_says_where_to_put_files(example, tmp_path, monkeypatch):
     monkeypatch.setenv("FNAD_CACHE_DIR", str(tmp_path / "cache"))
-    with pytest.raises(FileNotFoundError, match="FNAD_DATA_DIR"):
+    with pytest.raises(SystemExit, match="(?s)mnist_mlp: the fashion-mnist data are missing.*"
+                                         "--data-dir.*FNAD_DATA_DIR"):
         example("mnist_mlp").main(["--data-dir", str(tmp_path / "empty"), "--steps", "1",
                                    "--out", str(tmp_path / "x.json")])
 

@@ -165,6 +165,31 @@ def test_offline_message_says_where_to_put_files(no_env):
         data.load_mnist("fashion", path=no_env / "nowhere")
 
 
+def test_missing_data_names_every_missing_file(no_env):
+    (no_env / "d").mkdir()
+    (no_env / "d" / "t10k-labels-idx1-ubyte").write_bytes(b"x")
+    with pytest.raises(data.MissingDataError) as e:
+        data.resolve_files("fashion-mnist", list(data.SOURCES["fashion-mnist"]), path=no_env / "d")
+    assert e.value.missing == ["train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                               "t10k-images-idx3-ubyte.gz"]
+    assert e.value.dirs == [no_env / "d"] and "path=" in e.value.why
+    assert all(f in str(e.value) for f in e.value.missing)
+    assert isinstance(e.value, FileNotFoundError)
+
+
+def test_fnad_offline_never_downloads(no_env, monkeypatch):
+    def no_network(url):
+        raise AssertionError(f"tried to open {url}")
+
+    monkeypatch.setenv("FNAD_OFFLINE", "1")
+    assert data.offline()
+    with pytest.raises(data.MissingDataError, match="FNAD_OFFLINE is set") as e:
+        data.resolve_files("toy", ["a.txt"], opener=no_network)
+    assert e.value.missing == ["a.txt"] and not (no_env / "cache" / "toy").exists()
+    monkeypatch.setenv("FNAD_OFFLINE", "0")
+    assert not data.offline() and data.resolve_files("toy", ["a.txt"])[0].is_file()
+
+
 def test_sources_are_pinned():
     for name, files in data.SOURCES.items():
         for file, (bases, sha) in files.items():

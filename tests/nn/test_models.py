@@ -4,6 +4,7 @@ parity against an identical PyTorch GPT and Seq2Seq (float64)."""
 
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -272,17 +273,26 @@ def test_evaluate_perplexity_bits_per_char():
     assert abs(val - np.log(13)) < 0.5  # an untrained model is near uniform
 
 
-def _parity_module():
-    path = pathlib.Path(__file__).parents[2] / "examples" / "parity_gpt.py"
-    spec = importlib.util.spec_from_file_location("parity_gpt", path)
+@pytest.fixture
+def parity(monkeypatch):
+    """examples/parity_gpt.py as a module (with examples/ on sys.path for its imports of
+    _common and _parity_torch, which are forgotten again afterwards)."""
+    examples = pathlib.Path(__file__).parents[2] / "examples"
+    monkeypatch.syspath_prepend(str(examples))
+    before = set(sys.modules)
+    spec = importlib.util.spec_from_file_location("parity_gpt", examples / "parity_gpt.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod
+    yield mod
+    for name in set(sys.modules) - before:
+        if getattr(sys.modules[name], "__file__", None) and \
+                pathlib.Path(sys.modules[name].__file__).parent == examples:
+            del sys.modules[name]
 
 
 @pytest.mark.parametrize("kind", ["gpt", "seq2seq"])
-def test_short_training_run_matches_pytorch(kind):
-    pg = _parity_module()
+def test_short_training_run_matches_pytorch(kind, parity):
+    pg = parity
     data = (np.arange(5000) * 7) % 20  # a learnable sequence
     if kind == "gpt":
         config = M.GPTConfig(vocab=20, d_model=16, n_heads=2, n_layers=2, max_len=12,

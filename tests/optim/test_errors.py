@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import fnad
 import fnad_optim as fo
 
 PARAMS = {"w": np.ones((2, 2)), "b": np.zeros(2)}
@@ -123,3 +124,78 @@ def test_apply_updates_float_into_int_param_raises():
     assert out.count == 3 and out.nu[0].dtype == np.int64  # int + int is fine
     f32 = fo.apply_updates({"w": np.zeros(2, np.float32)}, {"w": np.ones(2)})  # float64 -> 32
     assert f32["w"].dtype == np.float32
+
+
+# ----------------------------------------------------------------------------- init, load
+
+BAD = {"layer": {"w": np.ones((2, 2)), "name": "dense"}, "b": np.zeros(2)}
+NAMED = {
+    "sgd": lambda: fo.sgd(0.1), "adam": lambda: fo.adam(0.1), "adamw": lambda: fo.adamw(0.1),
+    "rmsprop": lambda: fo.rmsprop(0.1), "adagrad": lambda: fo.adagrad(0.1),
+    "lion": lambda: fo.lion(0.1), "lamb": lambda: fo.lamb(0.1),
+    "chain": lambda: fo.chain(fo.clip_by_global_norm(1.0), fo.adam(0.1)),
+    "scale": lambda: fo.scale(0.5), "identity": fo.identity,
+    "trace": lambda: fo.trace(0.9), "scale_by_adam": fo.scale_by_adam,
+    "scale_by_rms": fo.scale_by_rms, "scale_by_stddev": fo.scale_by_stddev,
+    "scale_by_adagrad": fo.scale_by_adagrad, "scale_by_lion": fo.scale_by_lion,
+    "zero_nans": fo.zero_nans, "masked": lambda: fo.masked(fo.sgd(0.1), lambda p: fnad.tree_map(
+        lambda x: True, p)),
+    "multi_steps": lambda: fo.multi_steps(fo.adam(0.1), 2),
+    "apply_if_finite": lambda: fo.apply_if_finite(fo.adam(0.1)),
+}
+
+
+@pytest.mark.parametrize("name", list(NAMED))
+def test_init_refuses_a_string_leaf_naming_its_path(name):
+    """A string leaf used to pass init and fail in update with "can't multiply sequence"."""
+    with pytest.raises(TypeError, match=rf"^{name}: init got a params leaf at "
+                                        r"params\['layer'\]\['name'\] that is a str \('dense'\);"
+                                        r".*out of the params pytree"):
+        NAMED[name]().init(BAD)
+
+
+def test_init_refuses_non_numeric_arrays_and_accepts_numbers():
+    with pytest.raises(TypeError, match=r"params\[1\] that is an array of dtype <U3"):
+        fo.adam(0.1).init([np.ones(2), np.array(["abc"])])
+    with pytest.raises(TypeError, match=r"params\.nu that is an array of dtype object"):
+        fo.sgd(0.1).init(fo.ScaleByAdamState(np.int32(0), np.ones(2), np.array([None])))
+    state = fo.sgd(0.1, momentum=0.9).init({"w": np.ones(2), "n": 3, "s": 0.5, "flag": True,
+                                            "empty": None})
+    assert fnad.tree_structure(state[0].trace) == fnad.tree_structure(
+        {"w": 0, "n": 0, "s": 0, "flag": 0, "empty": None})
+
+
+STATEFUL = ["sgd_momentum", "adam", "adamw", "rmsprop", "adagrad", "lion", "lamb", "schedule",
+            "multi_steps", "apply_if_finite", "masked", "zero_nans"]
+
+
+def _stateful(name):
+    return {"sgd_momentum": lambda: fo.sgd(0.1, momentum=0.9), "adam": lambda: fo.adam(0.1),
+            "adamw": lambda: fo.adamw(0.1), "rmsprop": lambda: fo.rmsprop(0.1),
+            "adagrad": lambda: fo.adagrad(0.1), "lion": lambda: fo.lion(0.1),
+            "lamb": lambda: fo.lamb(0.1),
+            "schedule": lambda: fo.sgd(fo.linear_schedule(0.1, 0.0, 10)),
+            "multi_steps": lambda: fo.multi_steps(fo.sgd(0.1), 2),
+            "apply_if_finite": lambda: fo.apply_if_finite(fo.sgd(0.1)),
+            "masked": lambda: fo.masked(fo.adam(0.1), {"w": True, "b": False}),
+            "zero_nans": fo.zero_nans}[name]()
+
+
+@pytest.mark.parametrize("name", STATEFUL)
+def test_state_loaded_without_like_says_to_load_with_like(name, tmp_path):
+    """It used to fail with "'tuple' object has no attribute 'mu'"."""
+    opt = _stateful(name)
+    fnad.save(tmp_path / "s.npz", opt.init(PARAMS))
+    raw = fnad.load(tmp_path / "s.npz")
+    with pytest.raises(TypeError, match=r"the optimizer state is a plain tuple, not a \w+State; "
+                                        r".*fnad\.load\(path, like=state\)"):
+        opt.update(PARAMS, raw, PARAMS)
+    loaded = fnad.load(tmp_path / "s.npz", like=opt.init(PARAMS))
+    opt.update(PARAMS, loaded, PARAMS)  # with like= the same state works
+
+
+def test_stateless_optimizer_state_loaded_without_like_still_works(tmp_path):
+    opt = fo.chain(fo.clip_by_global_norm(1.0), fo.sgd(0.1))  # states: empty tuples
+    fnad.save(tmp_path / "s.npz", opt.init(PARAMS))
+    updates, _ = opt.update(PARAMS, fnad.load(tmp_path / "s.npz"), PARAMS)
+    np.testing.assert_allclose(updates["w"], -0.1 * PARAMS["w"] / 2)  # global norm 2
