@@ -4,6 +4,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+import fnad.random as random
 from fnad.extend import Tracer
 
 __all__ = ["split_key", "shape_of", "check_last_dim", "check_params", "check_layers",
@@ -14,7 +15,6 @@ default_dtype = np.float32
 
 def split_key(key, num):
     """`num` independent keys from `key` (via fnad.random.split)."""
-    import fnad.random as random
     return list(random.split(key, num))
 
 

@@ -131,7 +131,10 @@ def graph_lines():
              ""]
     lines.append(_entry(f"graph{signature(Graph.__call__, drop_self=True)}",
                         "Run the graph on arrays of the shapes and dtypes it was traced for."))
-    for name, member in vars(Graph).items():
+    members = {}  # a Graph's own methods and those of the Program it extends, base first
+    for cls in reversed(Graph.__mro__[:-1]):
+        members.update(vars(cls))
+    for name, member in members.items():
         if not name.startswith("_") and callable(member):
             lines.append(_entry(f"graph.{name}{signature(member, drop_self=True)}",
                                 summary(member) or GRAPH_MEMBERS.get(name)))

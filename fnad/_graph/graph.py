@@ -21,7 +21,7 @@ class Graph(Program):
         return memory_plan(self)
 
     def pretty(self):
-        """The text form: one primitive application a line."""
+        """The program as text, one equation a line (what `print(graph)` shows)."""
         return graph_text(self)
 
     __str__ = pretty

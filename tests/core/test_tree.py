@@ -56,7 +56,7 @@ def test_tree_map_multiple_trees_and_is_leaf():
     a = {"x": [1, 2], "y": 3}
     b = {"x": [10, 20], "y": 30}
     assert fnad.tree_map(lambda u, v: u + v, a, b) == {"x": [11, 22], "y": 33}
-    got = fnad.tree_map(lambda l: len(l) if isinstance(l, list) else -l, a,
+    got = fnad.tree_map(lambda loc: len(loc) if isinstance(loc, list) else -loc, a,
                         is_leaf=lambda n: isinstance(n, list))
     assert got == {"x": 2, "y": -3}
 

@@ -222,66 +222,66 @@ def _loc_scale(fam, method, dom, tfun, shapes=(), variant=""):
     """Cases of fam.method(x, *shapes, loc, scale) differentiated in x, loc and scale."""
     f = getattr(fst, fam)
     return case(f"stats.{fam}.{method}", f"(2,3) loc,scale (3,){variant}",
-                lambda x, l, s: getattr(f, method)(x, *shapes, loc=l, scale=s),
+                lambda x, loc, s: getattr(f, method)(x, *shapes, loc=loc, scale=s),
                 (_X, _P3, _P3), (dom, _u(-0.1, 0.1), _u(0.8, 1.3)), tfun)
 
 
-def _norm(l, s):
-    return _td("Normal", loc=l, scale=s)
+def _norm(loc, s):
+    return _td("Normal", loc=loc, scale=s)
 
 
-def _x_std(x, l, s):
-    return (x - l) / s
+def _x_std(x, loc, s):
+    return (x - loc) / s
 
 
 ST = [
-    _loc_scale("norm", "logpdf", "real", lambda x, l, s: _norm(l, s).log_prob(x)),
-    _loc_scale("norm", "pdf", "real", lambda x, l, s: _norm(l, s).log_prob(x).exp()),
-    _loc_scale("norm", "cdf", "real", lambda x, l, s: _norm(l, s).cdf(x)),
-    _loc_scale("norm", "logcdf", _u(-6, 3), lambda x, l, s:
-               torch.special.log_ndtr(_x_std(x, l, s))),
-    _loc_scale("norm", "sf", "real", lambda x, l, s: 1 - _norm(l, s).cdf(x)),
-    _loc_scale("norm", "logsf", _u(-3, 6), lambda x, l, s:
-               torch.special.log_ndtr(-_x_std(x, l, s))),
-    _loc_scale("norm", "ppf", _u(0.15, 0.85), lambda q, l, s: _norm(l, s).icdf(q)),
-    _loc_scale("expon", "logpdf", _u(0.3, 3), lambda x, l, s:
-               _td("Exponential", rate=1 / s).log_prob(x - l)),
-    _loc_scale("expon", "cdf", _u(0.3, 3), lambda x, l, s:
-               _td("Exponential", rate=1 / s).cdf(x - l)),
-    _loc_scale("expon", "logsf", _u(0.3, 3), lambda x, l, s: -(x - l) / s),
-    _loc_scale("expon", "ppf", _u(0.15, 0.85), lambda q, l, s:
-               l + _td("Exponential", rate=1 / s).icdf(q)),
-    _loc_scale("laplace", "logpdf", "nonzero", lambda x, l, s:
-               _td("Laplace", loc=l, scale=s).log_prob(x)),
-    _loc_scale("laplace", "cdf", "nonzero", lambda x, l, s:
-               _td("Laplace", loc=l, scale=s).cdf(x)),
-    _loc_scale("laplace", "ppf", _TWO_SIDED, lambda q, l, s:
-               _td("Laplace", loc=l, scale=s).icdf(q)),
-    _loc_scale("logistic", "logpdf", "real", lambda x, l, s:
-               -torch.abs(_x_std(x, l, s)) - 2 * torch.log1p(torch.exp(
-                   -torch.abs(_x_std(x, l, s)))) - torch.log(s)),
-    _loc_scale("logistic", "cdf", "real", lambda x, l, s: torch.sigmoid(_x_std(x, l, s))),
-    _loc_scale("logistic", "ppf", _u(0.15, 0.85), lambda q, l, s: l + s * torch.logit(q)),
-    _loc_scale("uniform", "logpdf", _u(0.2, 0.6), lambda x, l, s:
-               _td("Uniform", low=l, high=l + s).log_prob(x)),
-    _loc_scale("uniform", "cdf", _u(0.2, 0.6), lambda x, l, s:
-               _td("Uniform", low=l, high=l + s).cdf(x)),
-    _loc_scale("cauchy", "logpdf", "real", lambda x, l, s:
-               _td("Cauchy", loc=l, scale=s).log_prob(x)),
-    _loc_scale("cauchy", "cdf", "real", lambda x, l, s: _td("Cauchy", loc=l, scale=s).cdf(x)),
-    _loc_scale("cauchy", "ppf", _u(0.15, 0.85), lambda q, l, s:
-               _td("Cauchy", loc=l, scale=s).icdf(q)),
+    _loc_scale("norm", "logpdf", "real", lambda x, loc, s: _norm(loc, s).log_prob(x)),
+    _loc_scale("norm", "pdf", "real", lambda x, loc, s: _norm(loc, s).log_prob(x).exp()),
+    _loc_scale("norm", "cdf", "real", lambda x, loc, s: _norm(loc, s).cdf(x)),
+    _loc_scale("norm", "logcdf", _u(-6, 3), lambda x, loc, s:
+               torch.special.log_ndtr(_x_std(x, loc, s))),
+    _loc_scale("norm", "sf", "real", lambda x, loc, s: 1 - _norm(loc, s).cdf(x)),
+    _loc_scale("norm", "logsf", _u(-3, 6), lambda x, loc, s:
+               torch.special.log_ndtr(-_x_std(x, loc, s))),
+    _loc_scale("norm", "ppf", _u(0.15, 0.85), lambda q, loc, s: _norm(loc, s).icdf(q)),
+    _loc_scale("expon", "logpdf", _u(0.3, 3), lambda x, loc, s:
+               _td("Exponential", rate=1 / s).log_prob(x - loc)),
+    _loc_scale("expon", "cdf", _u(0.3, 3), lambda x, loc, s:
+               _td("Exponential", rate=1 / s).cdf(x - loc)),
+    _loc_scale("expon", "logsf", _u(0.3, 3), lambda x, loc, s: -(x - loc) / s),
+    _loc_scale("expon", "ppf", _u(0.15, 0.85), lambda q, loc, s:
+               loc + _td("Exponential", rate=1 / s).icdf(q)),
+    _loc_scale("laplace", "logpdf", "nonzero", lambda x, loc, s:
+               _td("Laplace", loc=loc, scale=s).log_prob(x)),
+    _loc_scale("laplace", "cdf", "nonzero", lambda x, loc, s:
+               _td("Laplace", loc=loc, scale=s).cdf(x)),
+    _loc_scale("laplace", "ppf", _TWO_SIDED, lambda q, loc, s:
+               _td("Laplace", loc=loc, scale=s).icdf(q)),
+    _loc_scale("logistic", "logpdf", "real", lambda x, loc, s:
+               -torch.abs(_x_std(x, loc, s)) - 2 * torch.log1p(torch.exp(
+                   -torch.abs(_x_std(x, loc, s)))) - torch.log(s)),
+    _loc_scale("logistic", "cdf", "real", lambda x, loc, s: torch.sigmoid(_x_std(x, loc, s))),
+    _loc_scale("logistic", "ppf", _u(0.15, 0.85), lambda q, loc, s: loc + s * torch.logit(q)),
+    _loc_scale("uniform", "logpdf", _u(0.2, 0.6), lambda x, loc, s:
+               _td("Uniform", low=loc, high=loc + s).log_prob(x)),
+    _loc_scale("uniform", "cdf", _u(0.2, 0.6), lambda x, loc, s:
+               _td("Uniform", low=loc, high=loc + s).cdf(x)),
+    _loc_scale("cauchy", "logpdf", "real", lambda x, loc, s:
+               _td("Cauchy", loc=loc, scale=s).log_prob(x)),
+    _loc_scale("cauchy", "cdf", "real", lambda x, loc, s: _td("Cauchy", loc=loc, scale=s).cdf(x)),
+    _loc_scale("cauchy", "ppf", _u(0.15, 0.85), lambda q, loc, s:
+               _td("Cauchy", loc=loc, scale=s).icdf(q)),
     case("stats.t.logpdf", "(2,3) df,loc,scale (3,)", fst.t.logpdf, (_X, _P3, _P3, _P3),
          ("real", _u(1.5, 6), _u(-0.1, 0.1), _u(0.8, 1.3)),
-         lambda x, df, l, s: _td("StudentT", df=df, loc=l, scale=s).log_prob(x)),
+         lambda x, df, loc, s: _td("StudentT", df=df, loc=loc, scale=s).log_prob(x)),
     case("stats.t.cdf", "(2,3) df=3.5 loc,scale (3,)",
-         lambda x, l, s: fst.t.cdf(x, 3.5, l, s), (_X, _P3, _P3),
+         lambda x, loc, s: fst.t.cdf(x, 3.5, loc, s), (_X, _P3, _P3),
          ("real", _u(-0.1, 0.1), _u(0.8, 1.3)), None),
     case("stats.t.ppf", "(2,3) df=3.5 loc,scale (3,)",
-         lambda q, l, s: fst.t.ppf(q, 3.5, l, s), (_X, _P3, _P3),
+         lambda q, loc, s: fst.t.ppf(q, 3.5, loc, s), (_X, _P3, _P3),
          (_u(0.15, 0.85), _u(-0.1, 0.1), _u(0.8, 1.3)), None),
     case("stats.gamma.ppf", "(2,3) a=2.5 loc,scale (3,)",
-         lambda q, l, s: fst.gamma.ppf(q, 2.5, l, s), (_X, _P3, _P3),
+         lambda q, loc, s: fst.gamma.ppf(q, 2.5, loc, s), (_X, _P3, _P3),
          (_u(0.15, 0.85), _u(-0.1, 0.1), _u(0.8, 1.3)), None),
     case("stats.beta.ppf", "(2,3) a=2.5 b=1.5", lambda q: fst.beta.ppf(q, 2.5, 1.5), (_X,),
          (_u(0.15, 0.85),), None),

@@ -377,7 +377,7 @@ def test_rvs_discrete_and_multivariate():
     assert s.shape == (20000, 2) and np.abs(np.cov(s.T) - cov).max() < 0.08
     s = fst.dirichlet.rvs(key, np.array([1.5, 2.0, 3.0]), size=5000)
     assert s.shape == (5000, 3) and np.abs(s.mean(0) - [1.5 / 6.5, 2 / 6.5, 3 / 6.5]).max() < 0.01
-    g = fnad.grad(lambda l, s: fnp.sum(fst.norm.rvs(key, l, s, size=5)), argnums=(0, 1))(
+    g = fnad.grad(lambda loc, s: fnp.sum(fst.norm.rvs(key, loc, s, size=5)), argnums=(0, 1))(
         0.0, 2.0)
     np.testing.assert_allclose(g[0], 5.0)
 
