@@ -3,8 +3,10 @@ the compositions built on them (matrix_power, multi_dot, tensorsolve, tensorinv)
 
 Everything is batched over leading axes as in NumPy. Rules are written with `fnp` (and the
 primitives of this module), so they are differentiable again. Rules for symmetric inputs
-(cholesky, and eigh in `_linalg_decomp`) return the symmetric gradient, as PyTorch and JAX:
-NumPy reads only one triangle, so check such functions through a symmetrising wrapper.
+(cholesky, and eigh in `_linalg_decomp`) return the symmetric gradient, as PyTorch and JAX;
+the public functions first build the Hermitian matrix NumPy reads from one triangle
+(`from_triangle`), so their derivatives are those of NumPy's forward: zero in the other
+triangle.
 """
 
 from collections import namedtuple
@@ -79,6 +81,17 @@ def diag_part(x):
 def diag_embed(v):
     """Square matrices with `v[..., i]` on their diagonals."""
     return fnp.expand_dims(v, -1) * eye_like(shape(v)[-1], v)
+
+
+def from_triangle(a, lower=True):
+    """The Hermitian matrix that NumPy's eigh, eigvalsh and cholesky read from `a`: its lower
+    (upper) triangle mirrored, with the real part of its diagonal. Differentiating through it
+    gives the derivative of what NumPy computes: zero for the triangle it never reads (and
+    for the imaginary part of the diagonal), the read off-diagonal entries counted twice
+    (autograd's convention), which finite differences of the forward agree with."""
+    part = fnp.tril(a, -1) if lower else fnp.triu(a, 1)
+    d = diag_part(a)
+    return part + cj(mT(part)) + diag_embed(fnp.real(d) if dtype_of(d).kind == "c" else d)
 
 
 def is_zero(g):
@@ -374,8 +387,10 @@ def cholesky(a, /, *, upper=False):
     """Cholesky factor of a (stack of) symmetric positive-definite matrices.
 
     As `numpy.linalg.cholesky`: the lower factor L with `a = L @ L.T` (the upper factor
-    `L.T` with upper=True). Only the lower (upper) triangle of `a` is read; the gradient is
-    the symmetric one (as PyTorch and JAX), i.e. that of `cholesky((a + a.T) / 2)`.
+    `L.T` with upper=True). Only the lower (upper) triangle of `a` is read, and the
+    derivative is that of what is read: zero for the other triangle, the read off-diagonal
+    entries counted twice (autograd's convention; for a symmetric `a` built from other
+    values, e.g. `x @ x.T`, the gradient of those values is PyTorch's and JAX's).
 
     Example:
       L = fnp.linalg.cholesky(x @ x.T + np.eye(3))
@@ -383,6 +398,7 @@ def cholesky(a, /, *, upper=False):
     a = check_square(a, "cholesky")
     if numpy_only(a):
         return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
+    a = from_triangle(a, lower=not upper)
     if upper:
         return mT(_cholesky_p(mT(a)))
     return _cholesky_p(a)

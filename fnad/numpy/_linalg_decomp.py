@@ -19,7 +19,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, check_matrix, check_square, diag_embed, diag_part, eye_like
-from ._linalg import cj, herm, is_zero, mH, mT, solve, sym
+from ._linalg import cj, from_triangle, herm, is_zero, mH, mT, solve, sym
 from ._util import dtype_of, linalg_rule, shape, wrap
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -248,8 +248,11 @@ defjvp(_qr_p, _jvp_qr)
 def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices, as `numpy.linalg.eigh`.
 
-    Only the `UPLO` triangle of `a` is read; the gradient is the symmetric one (as PyTorch
-    and JAX). Eigenvector derivatives assume distinct eigenvalues.
+    Only the `UPLO` triangle of `a` (and the real part of its diagonal) is read, and the
+    derivative is that of what is read: zero for the other triangle, the read off-diagonal
+    entries counted twice (autograd's convention; for a symmetric `a` built from other
+    values the gradient of those is PyTorch's and JAX's). Eigenvector derivatives assume
+    distinct eigenvalues.
 
     Returns:
       EighResult(eigenvalues, eigenvectors), shapes (..., M) and (..., M, M).
@@ -257,18 +260,31 @@ def eigh(a, UPLO="L"):
     Example:
       w, v = fnp.linalg.eigh(a)
     """
-    a = check_square(a, "eigh")
+    a, UPLO = _read_triangle(check_square(a, "eigh"), UPLO, "eigh")
     return EighResult(*_eigh_p(a, UPLO))
 
 
 def eigvalsh(a, UPLO="L"):
     """Eigenvalues (ascending) of symmetric matrices, as `numpy.linalg.eigvalsh`.
 
+    Only the `UPLO` triangle is read, and differentiated (see eigh).
+
     Example:
       w = fnp.linalg.eigvalsh(a)
     """
-    a = check_square(a, "eigvalsh")
+    a, UPLO = _read_triangle(check_square(a, "eigvalsh"), UPLO, "eigvalsh")
     return _eigvalsh_p(a, UPLO)
+
+
+def _read_triangle(a, UPLO, fname):
+    """(`a`, UPLO): a traced `a` becomes the Hermitian matrix read from its UPLO triangle, so
+    that derivatives are those of NumPy's forward."""
+    uplo = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if uplo not in ("L", "U"):
+        raise ValueError(f"fnad.numpy.linalg.{fname}: UPLO must be 'L' or 'U', got {UPLO!r}.")
+    if any_traced(a):
+        a = from_triangle(a, lower=uplo == "L")
+    return a, uplo
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):

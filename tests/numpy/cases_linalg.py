@@ -2,8 +2,9 @@
 
 Inputs are built to be well conditioned: square matrices are near the identity, symmetric
 ones have well-separated eigenvalues, rectangular ones well-separated singular values.
-cholesky/eigh read one triangle only, so their cases symmetrise the input first (the
-rules give the symmetric gradient, as PyTorch's). Eigen- and singular vectors are made
+cholesky/eigh read one triangle only: most of their cases symmetrise the input first (the
+gradient is then PyTorch's); the "raw" cases feed a matrix with junk in the unread triangle,
+whose derivative there must be zero (torch gets the matrix NumPy reads, built explicitly). Eigen- and singular vectors are made
 sign-definite (largest-magnitude entry of each vector positive) so fnad and torch return
 the same vectors.
 """
@@ -51,6 +52,15 @@ def spaced(r, s):
     return (u * sv[..., None, :]) @ np.swapaxes(v, -1, -2)
 
 
+def spd_junk_above(r, s):
+    """spd with unrelated values above the diagonal (what eigh(UPLO='L') never reads)."""
+    return spd(r, s) + np.triu(r.standard_normal(s), 1)
+
+
+def spd_junk_below(r, s):
+    return spd(r, s) + np.tril(r.standard_normal(s), -1)
+
+
 def case(name, variant, fun, shapes, domains, tfun, order=2, **kw):
     return OpCase(name, variant, fun, make_args(name, variant, domains, shapes), tfun, order,
                   **kw)
@@ -67,6 +77,12 @@ def tsym(t):
     return (t + t.transpose(-1, -2)) / 2
 
 
+def t_read(t, lower=True):
+    """The symmetric matrix NumPy's eigh/cholesky read from one triangle of `t`."""
+    part = torch.tril(t, -1) if lower else torch.triu(t, 1)
+    return part + part.transpose(-1, -2) + torch.diag_embed(torch.diagonal(t, 0, -2, -1))
+
+
 def _pick_sign(v, mod):
     """Signs of each column's largest-magnitude entry (piecewise constant: no derivative)."""
     if mod == "torch":
@@ -78,13 +94,13 @@ def _pick_sign(v, mod):
     return fnp.sign(fnp.take_along_axis(vv, idx, axis=-2))
 
 
-def f_eigh(a):
-    w, v = LA.eigh(fsym(a))
+def f_eigh(a, raw_uplo=None):
+    w, v = LA.eigh(fsym(a)) if raw_uplo is None else LA.eigh(a, UPLO=raw_uplo)
     return w, v * _pick_sign(v, "np")
 
 
-def t_eigh(t):
-    w, v = torch.linalg.eigh(tsym(t))
+def t_eigh(t, raw_uplo=None):
+    w, v = torch.linalg.eigh(tsym(t) if raw_uplo is None else t_read(t, raw_uplo == "L"))
     return w, v * _pick_sign(v, "torch")
 
 
@@ -126,6 +142,20 @@ for _s in SQ + [(1, 1)]:
         case("linalg.matrix_power", _v + " n=-2", lambda a: LA.matrix_power(a, -2), (_s,),
              (general,), lambda t: torch.linalg.matrix_power(t, -2)),
         case("linalg.cond", _v, LA.cond, (_s,), (spaced,), lambda t: torch.linalg.cond(t)),
+    ]
+for _s in SQ:
+    _v = shape_id((_s,)) + " raw"
+    LINALG += [
+        case("linalg.eigvalsh", _v + " UPLO=L", LA.eigvalsh, (_s,), (spd_junk_above,),
+             lambda t: torch.linalg.eigvalsh(t_read(t))),
+        case("linalg.eigvalsh", _v + " UPLO=U", lambda a: LA.eigvalsh(a, UPLO="U"), (_s,),
+             (spd_junk_below,), lambda t: torch.linalg.eigvalsh(t_read(t, False))),
+        case("linalg.eigh", _v + " UPLO=U", lambda a: f_eigh(a, "U"), (_s,),
+             (spd_junk_below,), lambda t: t_eigh(t, "U")),
+        case("linalg.cholesky", _v, LA.cholesky, (_s,), (spd_junk_above,),
+             lambda t: torch.linalg.cholesky(t_read(t))),
+        case("linalg.cholesky", _v + " upper", lambda a: LA.cholesky(a, upper=True), (_s,),
+             (spd_junk_below,), lambda t: torch.linalg.cholesky(t_read(t, False), upper=True)),
     ]
 for _s in RECT:
     _v = shape_id((_s,))

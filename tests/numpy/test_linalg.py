@@ -190,3 +190,64 @@ def test_drawn_batch_shapes_match_torch(name, batch, n, extra, seed):
     np.testing.assert_allclose(out, tout.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(g, tg.numpy(), rtol=1e-9, atol=1e-11)
     assert g.shape == a.shape
+
+
+# ----------------------------------------------------------------------------- one triangle read
+
+
+def _numerical_grad(f, a, eps=1e-6):
+    """Central differences in every entry (real and imaginary parts), in fnad's convention
+    df/dx - i df/dy."""
+    g = np.zeros_like(a)
+    units = (1.0,) if a.dtype.kind == "f" else (1.0, 1j)
+    for idx in np.ndindex(a.shape):
+        for unit in units:
+            e = np.zeros_like(a)
+            e[idx] = unit * eps
+            d = (f(a + e) - f(a - e)) / (2 * eps)
+            g[idx] += d if unit == 1.0 else -1j * d
+    return g
+
+
+def _read_triangle_funs(name, uplo):
+    w = np.arange(1.0, 5.0)
+    if name == "eigvalsh":
+        return (lambda a: fnp.sum(w * LA.eigvalsh(a, UPLO=uplo) ** 3),
+                lambda a: np.sum(w * np.linalg.eigvalsh(a, UPLO=uplo) ** 3))
+    if name == "eigh":
+        return (lambda a: fnp.sum(w * fnp.abs(LA.eigh(a, UPLO=uplo)[1]) ** 2 @ w),
+                lambda a: np.sum(w * np.abs(np.linalg.eigh(a, UPLO=uplo)[1]) ** 2 @ w))
+    up = uplo == "U"
+    return (lambda a: fnp.sum(w * fnp.abs(LA.cholesky(a, upper=up)) ** 2 @ w),
+            lambda a: np.sum(w * np.abs(np.linalg.cholesky(a, upper=up)) ** 2 @ w))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("name", ["eigvalsh", "eigh", "cholesky"])
+def test_the_unread_triangle_has_zero_derivative(name, uplo, dtype):
+    """NumPy reads one triangle (and the real part of the diagonal): the gradient of every
+    entry of a non-symmetric matrix matches finite differences of NumPy's own function."""
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal((4, 4)) + 7 * np.eye(4)
+    if dtype is np.complex128:
+        a = a + 1j * rng.standard_normal((4, 4))
+    f, f_np = _read_triangle_funs(name, uplo)
+    g = fnad.grad(f)(a)
+    np.testing.assert_allclose(g, _numerical_grad(f_np, a), rtol=1e-6, atol=1e-6)
+    unread = np.triu(g, 1) if uplo == "L" else np.tril(g, -1)
+    assert not unread.any()
+    assert not np.diagonal(g).imag.any()
+    junk = np.triu(np.ones((4, 4)), 1) if uplo == "L" else np.tril(np.ones((4, 4)), -1)
+    _, t = fnad.jvp(f, (a,), (junk.astype(dtype),))
+    assert t == 0.0
+
+
+def test_the_issue_example_eigvalsh_lower():
+    a = np.random.default_rng(0).standard_normal((4, 4))
+    g = fnad.grad(lambda a: fnp.sum(LA.eigvalsh(a, UPLO="L") ** 3))(a)
+    assert not np.triu(g, 1).any()
+    check_grads(lambda a: LA.eigvalsh(a, UPLO="L"), (a,), order=2)
+    check_grads(lambda a: LA.eigh(a, UPLO="U")[0], (a,), order=2)
+    with pytest.raises(ValueError, match=r"eigvalsh: UPLO must be 'L' or 'U', got 'X'"):
+        fnad.grad(lambda a: fnp.sum(LA.eigvalsh(a, UPLO="X")))(a)
