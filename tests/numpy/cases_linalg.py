@@ -4,9 +4,9 @@ Inputs are built to be well conditioned: square matrices are near the identity, 
 ones have well-separated eigenvalues, rectangular ones well-separated singular values.
 cholesky/eigh read one triangle only: most of their cases symmetrise the input first (the
 gradient is then PyTorch's); the "raw" cases feed a matrix with junk in the unread triangle,
-whose derivative there must be zero (torch gets the matrix NumPy reads, built explicitly). Eigen- and singular vectors are made
-sign-definite (largest-magnitude entry of each vector positive) so fnad and torch return
-the same vectors.
+whose derivative there must be zero (torch gets the matrix NumPy reads, built explicitly).
+Eigen- and singular vectors are made sign-definite (largest-magnitude entry of each vector
+positive) so fnad and torch return the same vectors.
 """
 
 import math
