@@ -94,13 +94,23 @@ def _pick_sign(v, mod):
     return fnp.sign(fnp.take_along_axis(vv, idx, axis=-2))
 
 
-def f_eigh(a, raw_uplo=None):
-    w, v = LA.eigh(fsym(a)) if raw_uplo is None else LA.eigh(a, UPLO=raw_uplo)
+def f_eigh(a):
+    w, v = LA.eigh(fsym(a))
     return w, v * _pick_sign(v, "np")
 
 
-def t_eigh(t, raw_uplo=None):
-    w, v = torch.linalg.eigh(tsym(t) if raw_uplo is None else t_read(t, raw_uplo == "L"))
+def t_eigh(t):
+    w, v = torch.linalg.eigh(tsym(t))
+    return w, v * _pick_sign(v, "torch")
+
+
+def f_eigh_upper(a):
+    w, v = LA.eigh(a, UPLO="U")
+    return w, v * _pick_sign(v, "np")
+
+
+def t_eigh_upper(t):
+    w, v = torch.linalg.eigh(t_read(t, lower=False))
     return w, v * _pick_sign(v, "torch")
 
 
@@ -150,8 +160,8 @@ for _s in SQ:
              lambda t: torch.linalg.eigvalsh(t_read(t))),
         case("linalg.eigvalsh", _v + " UPLO=U", lambda a: LA.eigvalsh(a, UPLO="U"), (_s,),
              (spd_junk_below,), lambda t: torch.linalg.eigvalsh(t_read(t, False))),
-        case("linalg.eigh", _v + " UPLO=U", lambda a: f_eigh(a, "U"), (_s,),
-             (spd_junk_below,), lambda t: t_eigh(t, "U")),
+        case("linalg.eigh", _v + " UPLO=U", f_eigh_upper, (_s,), (spd_junk_below,),
+             t_eigh_upper),
         case("linalg.cholesky", _v, LA.cholesky, (_s,), (spd_junk_above,),
              lambda t: torch.linalg.cholesky(t_read(t))),
         case("linalg.cholesky", _v + " upper", lambda a: LA.cholesky(a, upper=True), (_s,),

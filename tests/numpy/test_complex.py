@@ -155,7 +155,8 @@ ELEMENTWISE = ["exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh"
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_unary_ops_check_grads_with_complex_directions(name):
     z = Z * 0.4 + (0.1 + 0.2j)  # inside the unit disc, away from the branch cuts
-    check_grads(getattr(fnp, name), (z,), order=2)
+    # a step of 1e-5: 1 / z near |z| = 0.22 curves too fast for 1e-4 at second order
+    check_grads(getattr(fnp, name), (z,), order=2, eps=1e-5)
 
 
 def test_arccosh_and_deg_angle():
