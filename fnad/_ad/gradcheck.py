@@ -100,10 +100,10 @@ def _assert_close(actual, expected, atol, rtol, what):
 
 
 def _as_arrays(args):
-    """`args` with Python float and complex leaves as 0-d NumPy arrays (JAX's check_grads
+    """`args` with Python float, complex and int leaves as 0-d NumPy arrays (JAX's check_grads
     takes check_grads(f, (1.0,), 1) too); other leaves unchanged."""
     flat, tree = tree_flatten(tuple(args))
-    return tree_unflatten(tree, [np.asarray(x) if type(x) in (float, complex) else x
+    return tree_unflatten(tree, [np.asarray(x) if type(x) in (float, complex, int) else x
                                  for x in flat])
 
 
