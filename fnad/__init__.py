@@ -34,6 +34,7 @@ from ._core.tree import tree_map as tree_map
 from ._core.tree import tree_structure as tree_structure
 from ._core.tree import tree_unflatten as tree_unflatten
 from ._io.checkpoint import load as load
+from ._io.format import CheckpointError as CheckpointError
 from ._io.checkpoint import save as save
 from ._jit.jit import jit as jit
 from ._jit.scopes import named_scope as named_scope
