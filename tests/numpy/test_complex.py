@@ -8,6 +8,8 @@ is the conjugate of that, which the parity test below checks to 1e-10.
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fnad
 import fnad.numpy as fnp
@@ -341,3 +343,24 @@ def test_linalg_gradients_are_the_conjugate_of_torch_grad(name):
     t = torch.tensor(a0, requires_grad=True)
     run("torch", t).backward()
     np.testing.assert_allclose(g, np.conj(t.grad.numpy()), rtol=1e-10, atol=1e-10)
+
+
+@settings(deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 2 ** 16))
+def test_complex_svd_vjp_is_the_transpose_of_jvp(m, n, seed):
+    """Random complex matrices of any shape: for the phase-invariant parts |U|, S, |Vh| and
+    U Vh, <u, J t> = <J^T u, t> (the gauge term cancels in them)."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, n)) + 1j * rng.standard_normal((m, n))
+
+    def f(a):
+        u, s, vh = _svd(a)
+        return fnp.abs(u), s, fnp.abs(vh), fnp.real(u @ vh), fnp.imag(u @ vh)
+
+    out, f_vjp = fnad.vjp(f, a)
+    us = tuple(rng.standard_normal(np.shape(o)) for o in out)
+    t = rng.standard_normal((m, n)) + 1j * rng.standard_normal((m, n))
+    _, jt = fnad.jvp(f, (a,), (t,))
+    lhs = sum(float(np.sum(u * j)) for u, j in zip(us, jt))
+    rhs = float(np.real(np.sum(f_vjp(us)[0] * t)))
+    assert abs(lhs - rhs) <= 1e-9 * max(1.0, abs(lhs))

@@ -6,12 +6,14 @@ op table, tests/numpy/cases_*.py, has their check_grads and torch rows)."""
 
 import numpy as np
 import pytest
+import scipy.special as ssp
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import fnad
 import fnad.numpy as fnp
+import fnad.scipy.special as fsp
 from fnad.test_util import check_grads
 from tests.numpy.test_properties import transpose_gap, values
 
@@ -238,3 +240,14 @@ def test_longdouble_names_and_gradients_keep_the_dtype():
     for dt in (fnp.longdouble, fnp.clongdouble, fnp.float16):
         y = np.arange(1.0, 4.0).astype(dt)
         assert fnad.grad(lambda x: fnp.real(fnp.sum(x ** 2)))(y).dtype == dt
+
+
+# ----------------------------------------------------------------------------- gammasgn
+
+
+@given(values((6,), (-40.0, 40.0)))
+def test_gammasgn_matches_scipy_and_has_no_derivative(x):
+    np.testing.assert_array_equal(fsp.gammasgn(x), ssp.gammasgn(x))
+    np.testing.assert_array_equal(fnad.jit(fsp.gammasgn)(x), ssp.gammasgn(x))
+    g = fnad.grad(lambda x: fnp.sum(fsp.gammasgn(x) * x))(x)
+    np.testing.assert_array_equal(g, ssp.gammasgn(x))

@@ -251,3 +251,25 @@ def test_the_issue_example_eigvalsh_lower():
     check_grads(lambda a: LA.eigh(a, UPLO="U")[0], (a,), order=2)
     with pytest.raises(ValueError, match=r"eigvalsh: UPLO must be 'L' or 'U', got 'X'"):
         fnad.grad(lambda a: fnp.sum(LA.eigvalsh(a, UPLO="X")))(a)
+
+
+@settings(deadline=None)
+@given(st.integers(1, 4), st.booleans(), st.sampled_from(["L", "U"]), st.integers(0, 2 ** 16))
+def test_triangle_read_properties(n, complex_, uplo, seed):
+    """Over random non-symmetric matrices: nothing flows to the unread triangle (nor to the
+    imaginary part of the diagonal), and vjp is the transpose of jvp."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, n)) + 3 * n * np.eye(n)
+    if complex_:
+        a = a + 1j * rng.standard_normal((n, n))
+    for f in (lambda a: LA.eigvalsh(a, UPLO=uplo), lambda a: fnp.abs(LA.cholesky(
+            a, upper=uplo == "U")) ** 2):
+        out, f_vjp = fnad.vjp(f, a)
+        u = rng.standard_normal(np.shape(out))
+        (g,) = f_vjp(u)
+        unread = np.triu(g, 1) if uplo == "L" else np.tril(g, -1)
+        assert not unread.any() and not np.diagonal(g).imag.any()
+        t = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if complex_ else 0)
+        _, jt = fnad.jvp(f, (a,), (t,))
+        lhs, rhs = float(np.sum(u * jt)), float(np.real(np.sum(g * t)))
+        assert abs(lhs - rhs) <= 1e-10 * max(1.0, abs(lhs))
