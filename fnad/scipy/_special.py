@@ -21,8 +21,11 @@ _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
 
 def _is_complex(a):
-    return getattr(a, "dtype", None) is not None and a.dtype.kind == "c" or \
-        isinstance(a, complex)
+    """True for a complex array, Python complex, or list/tuple holding complex numbers."""
+    dt = getattr(a, "dtype", None)
+    if dt is not None:
+        return dt.kind == "c"
+    return isinstance(a, complex) or (isinstance(a, (list, tuple)) and np.iscomplexobj(a))
 
 
 def refuse_complex(name, args):

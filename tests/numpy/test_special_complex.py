@@ -85,6 +85,15 @@ def test_the_issue_example():
                                                 abs=1e-15)
 
 
+def test_python_complex_numbers_and_lists_of_them_count_as_complex():
+    np.testing.assert_allclose(fsp.erf([-0.6 - 0.12j, 0.5]), ssp.erf([-0.6 - 0.12j, 0.5]),
+                               rtol=1e-14)
+    assert complex(fsp.erfc(1 + 1j)) == pytest.approx(complex(ssp.erfc(1 + 1j)), rel=1e-14)
+    for bad in ([1j, 2.0], 1j, (0.5, 1 + 0j)):
+        with pytest.raises(TypeError, match="gamma: complex inputs"):
+            fsp.gamma(bad)
+
+
 # ----------------------------------------------------------------------------- accuracy
 
 _AXIS = np.concatenate([-np.logspace(-4, 1.3, 45)[::-1], [0.0], np.logspace(-4, 1.3, 45)])
