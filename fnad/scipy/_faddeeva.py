@@ -96,6 +96,14 @@ def _on_real_axis(xp, z, out, real_kernel):
     return xp.where(real, real_kernel(z.real) + 0j, out)
 
 
+def _on_imaginary_axis(xp, z, out, real_part):
+    """`out` with the real part set to `real_part` (erf: 0 with z's sign, erfc: 1) where z is
+    on the imaginary axis, where erf is purely imaginary (1 - erfc would leave rounding of
+    size eps |erfc| there)."""
+    return xp.where(z.real == 0, (z.real if real_part == 0.0 else real_part) + 1j * out.imag,
+                    out)
+
+
 def _reflect(xp, z):
     """(z with Re z >= 0, whether it was flipped): erf and erfc are computed on the right."""
     left = z.real < 0
@@ -108,7 +116,8 @@ def erfc(z, real_kernel):
     with np.errstate(all="ignore"):
         s, left = _reflect(xp, z)
         r = _erfc_right(xp, s)
-        out = _on_real_axis(xp, z, xp.where(left, 2.0 - r, r), real_kernel)
+        out = _on_imaginary_axis(xp, z, xp.where(left, 2.0 - r, r), 1.0)
+        out = _on_real_axis(xp, z, out, real_kernel)
     return out.astype(dt, copy=False)[()]
 
 
@@ -121,6 +130,7 @@ def erf(z, real_kernel):
         far = 1.0 - _erfc_right(xp, s)
         near = _erf_taylor(xp.where(small, z, 0.0))
         out = xp.where(small, near, xp.where(left, -far, far))
+        out = _on_imaginary_axis(xp, z, out, 0.0)
         out = _on_real_axis(xp, z, out, real_kernel)
     return out.astype(dt, copy=False)[()]
 

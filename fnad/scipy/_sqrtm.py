@@ -75,10 +75,13 @@ def _hermitian_root(xp, a):
 
 def _rotation(a):
     """Per matrix of the stack, the angle t to turn eigenvalues off the negative real axis
-    (0 where none is on it)."""
+    (0 where none is on it). An eigenvalue within rounding of the axis counts as on it, on
+    its upper side (i sqrt(r), SciPy's root of a real matrix's negative eigenvalue), so the
+    turn takes it there; t stays below half the angle of the nearest eigenvalue beneath."""
     w = np.linalg.eigvals(_host(a))
-    on_cut = (w.imag == 0) & (w.real < 0)
-    below = np.where(w.imag < 0, np.pi + np.angle(w), np.inf)  # angle above the cut's underside
+    tol = 100 * _small(w, w.shape[-1])
+    on_cut = (np.abs(w.imag) <= tol) & (w.real < 0)
+    below = np.where(w.imag < -tol, np.pi + np.angle(w), np.inf)  # angle above the underside
     t = np.minimum(np.min(below, axis=-1) / 2, math.pi / 2)
     return np.where(on_cut.any(axis=-1), t, 0.0)
 
