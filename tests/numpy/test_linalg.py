@@ -259,9 +259,8 @@ def test_triangle_read_properties(n, complex_, uplo, seed):
     """Over random non-symmetric matrices: nothing flows to the unread triangle (nor to the
     imaginary part of the diagonal), and vjp is the transpose of jvp."""
     rng = np.random.default_rng(seed)
-    a = rng.standard_normal((n, n)) + 3 * n * np.eye(n)
-    if complex_:
-        a = a + 1j * rng.standard_normal((n, n))
+    a = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if complex_ else 0)
+    a = a + (np.abs(a).sum() + 1) * np.eye(n)  # the triangle read is positive definite
     for f in (lambda a: LA.eigvalsh(a, UPLO=uplo), lambda a: fnp.abs(LA.cholesky(
             a, upper=uplo == "U")) ** 2):
         out, f_vjp = fnad.vjp(f, a)
