@@ -190,11 +190,25 @@ def _cofactors_by_svd(a):
     return fnp.matmul(u * fnp.expand_dims(others * sign[..., None], -2), vh)
 
 
+def _near_singular(ans, a):
+    """True where some matrix's determinant is zero to rounding: |det| at most 8 n eps times
+    Hadamard's bound prod |row| (LU gives 1e-16, not 0, for many singular matrices, and
+    det inv(a)^T is then garbage)."""
+    d, m = np.asarray(_host_value(getval(ans))), np.asarray(_host_value(getval(a)))
+    n = m.shape[-1]
+    bound = np.prod(np.linalg.norm(m, axis=-1), axis=-1)
+    return bool(np.any(np.abs(d) <= 8 * n * np.finfo(m.dtype).eps * bound))
+
+
+def _host_value(v):
+    return v.get() if hasattr(v, "get") else v
+
+
 def _cofactors(ans, a):
-    """d det(a) / da = det(a) inv(a)^T, or adj(a)^T where some matrix is exactly singular
-    (as PyTorch, whose det gradient at singular matrices is the adjugate). Staged (jit),
-    where no value is known, the adjugate, exact at every rank."""
-    if not is_staged(ans) and not bool(np.any(getval(ans) == 0)):
+    """d det(a) / da = det(a) inv(a)^T, or adj(a)^T where some matrix is singular to
+    rounding (as PyTorch, whose det gradient at singular matrices is the adjugate). Staged
+    (jit), where no value is known, the adjugate, exact at every rank."""
+    if not is_staged(ans) and not is_staged(a) and not _near_singular(ans, a):
         return fnp.expand_dims(ans, (-1, -2)) * mT(inv(a))
     if shape(a)[-1] <= _MINORS_MAX_N:
         return _cofactors_by_minors(a)
