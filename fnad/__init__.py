@@ -25,6 +25,7 @@ from ._core.devices import devices as devices
 from ._core.devices import to_numpy as to_numpy
 from ._core.tracer import UnexpectedTracerError as UnexpectedTracerError
 from ._core.tracer import register_array_methods as _register_array_methods
+from ._core.tracer import set_array_like_hook as _set_array_like_hook
 from ._core.tracer import set_impl_error_hook as _set_impl_error_hook
 from ._core.tree import register_pytree_node as register_pytree_node
 from ._core.tree import tree_flatten as tree_flatten
@@ -33,6 +34,7 @@ from ._core.tree import tree_map as tree_map
 from ._core.tree import tree_structure as tree_structure
 from ._core.tree import tree_unflatten as tree_unflatten
 from ._io.checkpoint import load as load
+from ._io.format import CheckpointError as CheckpointError
 from ._io.checkpoint import save as save
 from ._jit.jit import jit as jit
 from ._jit.scopes import named_scope as named_scope
@@ -47,9 +49,11 @@ from . import test_util as test_util
 from . import tree as tree
 from .numpy._methods import ArrayTracerMethods as _ArrayTracerMethods
 
-# The two explicit hooks of the layers below: tracers get fnad.numpy's array methods and
-# operators, and a failing implementation gets the backend's clearer device errors.
+# The three explicit hooks of the layers below: tracers get fnad.numpy's array methods and
+# operators, a list of traced values passed to a primitive becomes one array (as NumPy takes
+# any array_like), and a failing implementation gets the backend's clearer device errors.
 _register_array_methods(_ArrayTracerMethods)
+_set_array_like_hook(numpy.asarray)
 _set_impl_error_hook(_diagnose_impl_error)
 
 __version__ = "0.1.0"

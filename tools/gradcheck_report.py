@@ -58,7 +58,17 @@ CONVENTIONS = """\
   0 there with x-derivative 1 / y (PyTorch), and 0 at x = y = 0.
 - `logsumexp` of all `-inf`: `-inf` (SciPy) with gradient 0, not NaN (JAX and PyTorch
   give NaN); also with `b=`.
-- `sort`: among ties the gradient follows `argsort(kind="stable")` whatever `kind` is.
+- `sort`: among ties the gradient follows `argsort(kind="stable")` whatever `kind` is;
+  `partition` follows `argpartition` (the same arrangement as NumPy's partition).
+- `nan_to_num`: the gradient passes where the entry was finite and is 0 where it was
+  replaced. `astype` to an integer or bool dtype (and `np.int64(x)`) has no derivative.
+- `eigh`, `eigvalsh`, `cholesky` read one triangle (NumPy's `UPLO`/`upper`): the unread
+  triangle and the imaginary part of the diagonal get 0, the read off-diagonal entries
+  count twice (the "raw" rows); through a symmetric input the gradient is PyTorch's.
+- `svd` of complex matrices: the phase of each pair of singular vectors is a gauge (JAX's
+  choice: U turns, V fixed); the rows check phase-invariant functions (|U|, |Vh|, U Vh).
+- `sqrtm`: SciPy's principal root, complex (the "(re, im)" rows) where a real matrix has
+  a negative eigenvalue.
 - Gathers (`x[idx]`, `take`, `take_along_axis`, `repeat` with counts, `pad` non-constant
   modes): repeated indices accumulate in the backward pass (scatter-add); `at[...].set`
   follows NumPy's last-write-wins forward, `at[...].add`/`.multiply` accumulate.

@@ -99,9 +99,18 @@ def _assert_close(actual, expected, atol, rtol, what):
                                  f"  numerical: {e}")
 
 
+def _as_arrays(args):
+    """`args` with Python float, complex and int leaves as 0-d NumPy arrays (JAX's check_grads
+    takes check_grads(f, (1.0,), 1) too); other leaves unchanged."""
+    flat, tree = tree_flatten(tuple(args))
+    return tree_unflatten(tree, [np.asarray(x) if type(x) in (float, complex, int) else x
+                                 for x in flat])
+
+
 def check_jvp(f, args, atol=None, rtol=None, eps=None, rng=None):
     """Check `jvp(f)` against central differences in a random direction."""
     rng = rng or np.random.default_rng(0)
+    args = _as_arrays(args)
     atol, rtol, eps = _tol_eps(args, atol, rtol, eps)
     tangents = _random_like(args, rng)
     _, t_out = jvp(f, tuple(args), tuple(tangents))
@@ -111,6 +120,7 @@ def check_jvp(f, args, atol=None, rtol=None, eps=None, rng=None):
 def check_vjp(f, args, atol=None, rtol=None, eps=None, rng=None):
     """Check `<vjp(f)(u), v> == <u, J v>` with J v from central differences."""
     rng = rng or np.random.default_rng(1)
+    args = _as_arrays(args)
     atol, rtol, eps = _tol_eps(args, atol, rtol, eps)
     out, f_vjp = vjp(f, *args)
     cts = _random_like(out, rng)
@@ -125,8 +135,13 @@ def check_vjp(f, args, atol=None, rtol=None, eps=None, rng=None):
 def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
     """Check derivatives of `f` at `args` up to `order` against finite differences.
 
+    Beyond order 1 the checks recurse on the derivative maps themselves, as functions of
+    both of their inputs: (x, t) -> jvp(f, x, t) and (x, u) -> vjp(f, x)(u) (autograd's
+    scheme; JAX's differentiates x -> vjp(f, x)(f(x))), so a rule whose own derivative is
+    wrong in the tangent or cotangent is caught too, not only in x.
+
     Args:
-      f: function of the positional `args` (arrays or pytrees of arrays).
+      f: function of the positional `args` (arrays, Python floats, or pytrees of arrays).
       args: tuple of arguments.
       order: highest order of derivative to check (1 = first derivatives).
       modes: any of "fwd" (jvp) and "rev" (vjp).
@@ -138,19 +153,31 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
     Example:
       check_grads(fnp.tanh, (x,), order=2)
     """
-    args = tuple(args)
+    args = _as_arrays(args)
     rng = np.random.default_rng(0)
 
-    def _check(f, args, order):
+    def _check(f, args, order, what):
         if "fwd" in modes:
-            check_jvp(f, args, atol, rtol, eps, rng)
+            _labelled(check_jvp, what, f, args, atol, rtol, eps, rng)
             if order > 1:
                 t = _random_like(args, rng)
-                _check(lambda *a: jvp(f, a, tuple(t))[1], args, order - 1)
+                _check(lambda a, t: jvp(f, tuple(a), tuple(t)), (args, t), order - 1,
+                       f"JVP of {what}" if what else "JVP")
         if "rev" in modes:
-            check_vjp(f, args, atol, rtol, eps, rng)
+            _labelled(check_vjp, what, f, args, atol, rtol, eps, rng)
             if order > 1:
                 u = _random_like(f(*args), rng)
-                _check(lambda *a: vjp(f, *a)[1](u), args, order - 1)
+                _check(lambda a, u: vjp(f, *a)[1](u), (args, u), order - 1,
+                       f"VJP of {what}" if what else "VJP")
 
-    _check(f, args, order)
+    _check(f, args, order, "")
+
+
+def _labelled(check, what, *args):
+    """Run `check`, naming the derivative map it checked (e.g. "VJP of JVP") on failure."""
+    try:
+        check(*args)
+    except AssertionError as e:
+        if not what:
+            raise
+        raise AssertionError(f"{e} [checking the {what} of the function]") from None

@@ -31,7 +31,7 @@ def _chosen(fname, fun, args, kwargs, argnums, holomorphic):
     ones (`uniq`), the chosen arguments (`primals`, Python scalars made arrays) and `fun` of
     those alone. With holomorphic=True the inputs must be complex."""
     nums = argnums_tuple(argnums, len(args), fname)
-    uniq, primals = dyn_args(args, nums, fname)
+    uniq, primals = dyn_args(args, nums, fname, fun)
     if holomorphic:
         require_complex(fname, "inputs", primals)
     return nums, uniq, primals, _partial(fun, args, uniq, kwargs)

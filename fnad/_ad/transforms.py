@@ -1,13 +1,14 @@
 """The differentiation transforms: vjp, grad, value_and_grad, jvp, stop_gradient."""
 
 import functools
+import inspect
 
 import numpy as np
 
 from .._core.abstract import same_rule
 from .._core.backend import array_module, is_array
 from .._core.tracer import Tracer, getval, primitive
-from .._core.tree import tree_flatten, tree_unflatten
+from .._core.tree import leaf_path, tree_flatten, tree_unflatten
 from .forward import trace_forward, unbox_forward
 from .reverse import pull_back, trace_reverse
 from .values import fit_cotangent, shape_dtype, zeros_like_value
@@ -16,14 +17,55 @@ __all__ = ["vjp", "grad", "value_and_grad", "jvp", "stop_gradient", "argnums_tup
            "dyn_args", "layout", "require_complex", "as_input", "describe"]
 
 
-def as_input(x, fname, what, i=None):
+def as_input(x, fname, what, i=None, tree=None, argnums=None, fun=None):
+    """`x`, a leaf of a transform's inputs, as an array (Python numbers become arrays);
+    anything else is refused, naming its place: leaf `i` of `tree`, whose top-level entries
+    are the arguments `argnums` (0, 1, ... if None) of `fun`."""
     if type(x) is np.ndarray or isinstance(x, Tracer) or is_array(x):
         return x
     if isinstance(x, (bool, int, float, complex)):
         return np.asarray(x)
+    if tree is not None:
+        raise _refused_leaf(x, fname, what, tree, i, argnums, fun)
     what = what if i is None else f"{what} {i}"
     raise TypeError(f"{fname}: {what} has type {type(x).__name__}, which is not an array, a "
                     "Python scalar or a pytree of them; convert it with fnad.numpy.asarray.")
+
+
+def _param_name(fun, n):
+    """The name of `fun`'s positional parameter `n`, or None."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if n < len(params) and params[n].kind in (params[n].POSITIONAL_ONLY,
+                                               params[n].POSITIONAL_OR_KEYWORD):
+        return params[n].name
+    return None
+
+
+def _refused_leaf(x, fname, what, tree, i, argnums, fun):
+    """The TypeError for a leaf that is not an array or a number, with its pytree path
+    (e.g. params['layer']['name']) and what to do about it."""
+    keys = leaf_path(tree, i)
+    j = int(keys[0][1:-1]) if keys and keys[0].startswith("[") else 0
+    n = argnums[j] if argnums is not None else j
+    name = _param_name(fun, n) if fun is not None else None
+    path = (name or f"{what} {n}") + "".join(keys[1:])
+    where = f"{path} (argument {n})" if name or keys[1:] else path
+    value = f"{x!r:.40} ({type(x).__name__})" if isinstance(x, str) else \
+        f"a {type(x).__name__}"
+    if fname in ("grad", "jacrev", "jacfwd"):
+        fix = ("so it cannot be differentiated. Remove it from that pytree, or pass it as a "
+               f"separate argument left out of argnums (fnad.{fname}(f, argnums=0)(params, "
+               "name)) or closed over; under jit, mark that argument static with "
+               "static_argnums")
+    else:
+        fix = (f"and {fname} takes arrays, Python numbers and pytrees of them. Close over it "
+               "in the function instead, or convert it with fnad.numpy.asarray if it is "
+               "numeric")
+    return TypeError(f"{fname}: {where} is {value}, not an array or a Python number, "
+                     f"{fix}.")
 
 
 def _is_value(x):
@@ -57,15 +99,16 @@ def vjp(fun, *primals, has_aux=False):
     return _vjp(fun, primals, has_aux)
 
 
-def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp"):
+def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp", user_fun=None):
     """vjp; with `argnums` (the argument number of each primal) it is grad's and refuses
     non-float inputs, naming the argument. With `once`, the returned function may be called
     only once: its backward pass frees the forward values as it goes. `name` is the
-    transform that tracers escaping `fun` are said to come from."""
+    transform that tracers escaping `fun` are said to come from, and that errors name;
+    `user_fun` the function whose parameter names they use."""
     flat, in_tree = tree_flatten(primals)
     traced = []
     for i, x in enumerate(flat):
-        x = flat[i] = as_input(x, "vjp", "primal leaf", i)
+        x = flat[i] = as_input(x, name, "primal", i, in_tree, argnums, user_fun or fun)
         if getval(x).dtype.kind in "fc":
             traced.append(i)
         elif argnums is not None:
@@ -142,12 +185,13 @@ def _spread(grads, uniq, nums):
     return grads if uniq == nums else tuple(grads[uniq.index(n)] for n in nums)
 
 
-def dyn_args(args, nums, fname):
+def dyn_args(args, nums, fname, fun=None):
     """The distinct argnums among `nums` and the arguments they choose, Python scalars made
-    arrays (for jacrev/jacfwd, as grad does)."""
+    arrays (for jacrev/jacfwd, as grad does); `fun`'s parameter names label refused ones."""
     uniq = nums if len(nums) == 1 else tuple(dict.fromkeys(nums))
     leaves, tree = tree_flatten(tuple(args[n] for n in uniq))
-    return uniq, tree_unflatten(tree, [as_input(x, fname, "argument leaf") for x in leaves])
+    return uniq, tree_unflatten(tree, [as_input(x, fname, "argument", i, tree, uniq, fun)
+                                       for i, x in enumerate(leaves)])
 
 
 def layout(jac, argnums, uniq, nums):
@@ -203,7 +247,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
         dyn = tuple(args[n] for n in uniq)
         if holomorphic:
             require_complex("grad", "inputs", dyn)
-        res = _vjp(partial, dyn, has_aux, uniq, once=True, name="grad")
+        res = _vjp(partial, dyn, has_aux, uniq, once=True, name="grad", user_fun=fun)
         out, f_vjp = res[0], res[1]
         if not (isinstance(out, (Tracer, float)) or is_array(out)):
             shape = None
@@ -293,8 +337,8 @@ def jvp(fun, primals, tangents):
                          f"\n  tangents: {t_tree}")
     prims, tans = [], []
     for i, (p, t) in enumerate(zip(p_flat, t_flat)):
-        p = as_input(p, "jvp", "primal leaf", i)
-        t = as_input(t, "jvp", "tangent leaf", i)
+        p = as_input(p, "jvp", "primal", i, p_tree, None, fun)
+        t = as_input(t, "jvp", "tangent", i, t_tree, None, fun)
         (p_shape, p_dtype), (t_shape, t_dtype) = shape_dtype(p), shape_dtype(t)
         if p_shape != t_shape:
             raise ValueError(f"jvp: primal {i} has shape {p_shape} but its tangent has "

@@ -22,7 +22,7 @@ import numpy as np
 from .._core.abstract import aval_of
 from .._core.backend import array_module
 from .._core.custom import CustomVJPRule, bind_checkpoint, bind_custom_vjp
-from .._core.tracer import Trace, Tracer, finish_trace, levels, top_trace
+from .._core.tracer import Trace, Tracer, finish_trace, levels, raise_if_escaped, top_trace
 from .._core.tree import _sorted_keys, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["vmap", "BatchTrace", "BatchTracer", "BatchingFallbackWarning", "batch_fallback",
@@ -85,11 +85,13 @@ class BatchTracer(Tracer):
         raise self._concrete("index")
 
     def __array__(self, dtype=None, copy=None):
+        raise_if_escaped(self, "numpy.asarray() (or another NumPy conversion)")
+        cast = f" (x.astype({dtype}) to cast it)" if dtype is not None else ""
         raise TypeError(
             f"vmap: a batched value (shape {self.shape} per example) was passed to plain NumPy, "
             "which cannot see its batch axis; use fnad.numpy (import fnad.numpy as fnp) inside "
-            "functions you vmap, e.g. fnp.take(table, idx) rather than table[idx] for a plain "
-            "array indexed by a batched index.")
+            f"functions you vmap{cast}, e.g. fnp.take(table, idx) rather than table[idx] for a "
+            "plain array indexed by a batched index.")
 
     def __len__(self):
         s = self.shape

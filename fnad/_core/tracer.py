@@ -14,7 +14,7 @@ import weakref
 __all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "levels",
            "top_trace", "register_callable", "PRIMITIVE_OF", "PRIMITIVES",
            "register_array_methods", "set_impl_error_hook", "UnexpectedTracerError",
-           "finish_trace"]
+           "finish_trace", "raise_if_escaped", "set_array_like_hook"]
 
 _levels = itertools.count(1)
 
@@ -99,10 +99,16 @@ def finish_trace(trace, transform):
     trace.__class__ = dead
 
 
-def _live_value(x, conversion):
+def raise_if_escaped(x, conversion):
+    """Raise UnexpectedTracerError when tracer `x` escaped its (finished) transform and is
+    being converted by `conversion` (e.g. "float()")."""
     t = getattr(x, "_trace", None)
     if t is not None and t.escaped_from is not None:
-        raise t._escaped(f"{conversion}() of a traced value")
+        raise t._escaped(f"{conversion} of a traced value")
+
+
+def _live_value(x, conversion):
+    raise_if_escaped(x, f"{conversion}()")
     return x.value
 
 
@@ -167,10 +173,27 @@ class Tracer:
         return id(self)
 
     def __array__(self, dtype=None, copy=None):
+        """NumPy asks for the values: refused (they would lose their derivative), except for
+        a cast to an integer or bool dtype (np.int64(x), np.asarray(x, dtype=int)), whose
+        result has no derivative anyway: that one gets the values where they are known."""
+        raise_if_escaped(self, "numpy.asarray() (or another NumPy conversion)")
+        kind = getattr(dtype, "kind", None)
+        if kind in ("b", "i", "u"):
+            value = getval(self)
+            if not isinstance(value, Tracer) and getattr(value, "shape", None) == self.shape:
+                value = value.get() if hasattr(value, "get") else value  # CuPy: to the host
+                return value.astype(dtype)
+            raise TypeError(
+                f"a traced value ({type(self).__name__} of shape {self.shape}) was cast to "
+                f"{dtype} by plain NumPy (numpy.{dtype}(x) or numpy.asarray(x, dtype=...)), "
+                "which needs its values: inside jit and vmap they are not known; use "
+                f"x.astype(fnad.numpy.{dtype}) instead (no derivative, as any integer cast).")
+        cast = f" (use x.astype({dtype}) to cast it)" if dtype is not None else ""
         raise TypeError(
             f"a traced value ({type(self).__name__} of shape {self.shape}) was passed to plain "
             "NumPy, which would drop its derivative; use fnad.numpy (import fnad.numpy as fnp) "
-            "inside functions you transform, or fnad.stop_gradient if that is what you meant."
+            f"inside functions you transform{cast}, or fnad.stop_gradient if that is what you "
+            "meant."
         )
 
 
@@ -287,6 +310,14 @@ def _has_tracer(items):
     return False
 
 
+def _holds_tracer(seq):
+    """True when the (nested) list or tuple `seq` holds a tracer."""
+    for x in seq:
+        if isinstance(x, Tracer) or (type(x) in (list, tuple) and _holds_tracer(x)):
+            return True
+    return False
+
+
 def bind_traced(prim, args, kwargs):
     """Send a primitive call with tracers among `args` (or in a tuple among them, as an
     index tuple holding a staged index array) to the innermost trace."""
@@ -301,6 +332,24 @@ def bind_traced(prim, args, kwargs):
 # mixed) when an implementation fails; costs nothing otherwise. fnad/__init__.py installs
 # fnad._core.backend's with `set_impl_error_hook`.
 impl_error_hook = None
+
+
+# `hook(seq)` turns a (nested) list holding tracers into one traced array, as NumPy turns an
+# array_like list into an array; fnad/__init__.py installs fnad.numpy's asarray with
+# `set_array_like_hook`. Without it such lists reach the implementation unchanged.
+array_like_hook = None
+
+
+def set_array_like_hook(hook):
+    """Install `hook(seq) -> array` for list arguments of primitives that hold tracers (None
+    removes it)."""
+    global array_like_hook
+    array_like_hook = hook
+
+
+def _lists_as_arrays(args):
+    return tuple(array_like_hook(a) if type(a) is list and _holds_tracer(a) else a
+                 for a in args)
 
 
 def set_impl_error_hook(hook):
@@ -340,6 +389,8 @@ def primitive(impl, name=None, *, nondiff=False, multiple_results=False):
         for a in args:
             if isinstance(a, Tracer) or (type(a) is tuple and _has_tracer(a)):
                 return bind_traced(prim, args, kwargs)
+            if type(a) is list and array_like_hook is not None and _holds_tracer(a):
+                return fun(*_lists_as_arrays(args), **kwargs)  # an array_like of tracers
         try:
             return impl(*args, **kwargs)
         except Exception as e:

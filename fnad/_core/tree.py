@@ -11,7 +11,7 @@ from collections import OrderedDict, defaultdict
 
 __all__ = ["register_pytree_node", "register_dataclass", "tree_flatten", "tree_unflatten",
            "tree_leaves", "tree_structure", "tree_map", "PyTreeDef", "treedef_is_leaf",
-           "tree_all", "tree_reduce", "tree_transpose"]
+           "tree_all", "tree_reduce", "tree_transpose", "leaf_path"]
 
 _registry = {}
 _handlers = {}  # every type seen: its (flatten, unflatten) pair, or None for leaves
@@ -134,6 +134,39 @@ class PyTreeDef:
 
     def unflatten(self, leaves):
         return tree_unflatten(self, leaves)
+
+
+def _child_key(node, j):
+    """How child `j` of `node` is reached: "['key']" for mappings, "[j]" for sequences,
+    ".field" for namedtuples and dataclasses."""
+    t, aux = node.node_type, node.aux
+    if t in (dict, OrderedDict):
+        return f"[{aux[j]!r}]"
+    if t is defaultdict:
+        return f"[{aux[1][j]!r}]"
+    if issubclass(t, tuple) and hasattr(t, "_fields"):
+        return f".{t._fields[j]}"
+    if dataclasses.is_dataclass(t):
+        names = [f.name for f in dataclasses.fields(t) if f.init]
+        if j < len(names):
+            return f".{names[j]}"
+    return f"[{j}]"
+
+
+def leaf_path(treedef, i):
+    """The keys leading to leaf `i` of `treedef`, as strings (e.g. ["[0]", "['layer']",
+    "['name']"]), for error messages."""
+    keys, node = [], treedef
+    while node.node_type is not None:
+        for j, child in enumerate(node.children):
+            if i < child.num_leaves:
+                keys.append(_child_key(node, j))
+                node = child
+                break
+            i -= child.num_leaves
+        else:  # pragma: no cover - i out of range
+            break
+    return keys
 
 
 def _aux_eq(a, b):

@@ -15,7 +15,8 @@ from .._ad.reverse import rule_cotangents
 from .._ad.transforms import jvp, vjp
 from .._batching.vmap import batch_checkpoint, batch_custom_vjp
 from .._core.abstract import abstract_eval, aval_of, is_aval
-from .._core.tracer import Primitive, Trace, Tracer, bind_traced, finish_trace
+from .._core.tracer import (Primitive, Trace, Tracer, bind_traced, finish_trace,
+                            raise_if_escaped)
 from .._core.tree import tree_flatten, tree_structure, tree_unflatten
 from .._graph.graph import Graph
 from .._graph.ir import Eqn, Var
@@ -73,11 +74,13 @@ class StagingTracer(Tracer):
         raise _concretization_error(self, "complex")
 
     def __array__(self, dtype=None, copy=None):
+        raise_if_escaped(self, "numpy.asarray() (or another NumPy conversion)")
+        cast = f"cast it with x.astype({dtype}), " if dtype is not None else ""
         raise ConcretizationError(
             f"a staged value ({self.aval}) inside {self._trace.transform} was converted to a "
             "NumPy array (plain NumPy, np.asarray, or a function that reads its values): "
-            "while staging it has a shape and a dtype but no numbers. Use fnad.numpy "
-            "functions on it, mark the argument it comes from static "
+            f"while staging it has a shape and a dtype but no numbers. Use fnad.numpy "
+            f"functions on it ({cast}not numpy's), mark the argument it comes from static "
             "(fnad.jit(f, static_argnums=(i,))), or call that code outside the jitted "
             "function.")
 

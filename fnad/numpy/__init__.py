@@ -14,9 +14,6 @@ from ._creation import (  # noqa: E402
     eye as eye,
     identity as identity,
     arange as arange,
-    linspace as linspace,
-    logspace as logspace,
-    geomspace as geomspace,
     tri as tri,
     meshgrid as meshgrid,
     indices as indices,
@@ -28,6 +25,11 @@ from ._creation import (  # noqa: E402
     triu as triu,
     asarray as asarray,
     array as array,
+)
+from ._spaces import (  # noqa: E402
+    linspace as linspace,
+    logspace as logspace,
+    geomspace as geomspace,
 )
 from ._elementwise import (  # noqa: E402
     add as add,
@@ -143,6 +145,7 @@ from ._elementwise import (  # noqa: E402
     bitwise_not as bitwise_not,
     bitwise_invert as bitwise_invert,
 )
+from ._masked import nan_to_num as nan_to_num, select as select  # noqa: E402
 from ._reductions import (  # noqa: E402
     sum as sum,
     mean as mean,
@@ -185,6 +188,7 @@ from ._shape import (  # noqa: E402
     squeeze as squeeze,
     stack as stack,
     moveaxis as moveaxis,
+    rollaxis as rollaxis,
     permute_dims as permute_dims,
     matrix_transpose as matrix_transpose,
     concat as concat,
@@ -256,6 +260,8 @@ from ._indexing import (  # noqa: E402
     flatnonzero as flatnonzero,
     searchsorted as searchsorted,
     sort as sort,
+    partition as partition,
+    argpartition as argpartition,
 )
 
 # Constants, dtypes and dtype helpers are NumPy's own.
@@ -263,6 +269,7 @@ ndarray = _np.ndarray
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, _np.newaxis
 euler_gamma = _np.euler_gamma
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
+longdouble, clongdouble = _np.longdouble, _np.clongdouble
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
 uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
 bool_, complex64, complex128, intp = _np.bool_, _np.complex64, _np.complex128, _np.intp

@@ -175,16 +175,17 @@ def _register():
               and f.signature is None]
     for p in ufuncs + [_P[n] for n in (
             "clip", "where", "angle", "real", "imag", "sinc", "sinc_deriv", "round", "fix",
-            "isneginf", "isposinf", "iscomplex", "isreal", "isclose")]:
+            "isneginf", "isposinf", "iscomplex", "isreal", "isclose", "nan_to_num")]:
         p.batch = elementwise_batch(p)
-    for p in (_P["astype"], as_primitive(_put), as_primitive(stop_gradient_p)):
+    for p in (_P["astype"], _P["astype_exact"], as_primitive(_put),
+              as_primitive(stop_gradient_p)):
         p.batch = keep_batch(p)
     for n in ("zeros_like", "ones_like", "empty_like", "full_like"):
         _P[n].batch = _like_rule(_P[n])
     for n in ("sum", "mean", "prod", "max", "min", "amax", "amin", "any", "all",
               "count_nonzero", "logsumexp", "norm", "cumsum", "cumprod"):
         _P[n].batch = axis_batch(_P[n])
-    for n in ("argmax", "argmin", "argsort"):
+    for n in ("argmax", "argmin", "argsort", "argpartition"):
         _P[n].batch = axis_batch(_P[n], none="flat")
     for n in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals",
               "pinv"):

@@ -236,6 +236,7 @@ nonzero = wrap_nondiff(np.nonzero, "nonzero")
 argwhere = wrap_nondiff(np.argwhere, "argwhere")
 flatnonzero = wrap_nondiff(np.flatnonzero, "flatnonzero")
 searchsorted = wrap_nondiff(np.searchsorted, "searchsorted")
+argpartition = wrap_nondiff(np.argpartition, "argpartition")
 
 
 def sort(a, axis=-1, kind=None, order=None, stable=None):
@@ -253,6 +254,22 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
     if axis is None:
         return sort(fnp.ravel(a), axis=-1, kind=kind)
     return take_along_axis(a, argsort(a, axis=axis, kind="stable"), axis)
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """A copy of `a` with its kth-smallest entries in their sorted places, the smaller ones
+    before them and the larger after (in no particular order), as `numpy.partition`;
+    differentiable: each output takes the gradient of the input `argpartition` put there
+    (the same arrangement as NumPy's partition).
+
+    Example:
+      fnp.partition(np.array([3.0, 1.0, 2.0]), 1)   # [1., 2., 3.]
+    """
+    if order is not None:
+        raise ValueError("fnad.numpy.partition: order= (structured arrays) is not supported.")
+    if axis is None:
+        return partition(fnp.ravel(a), kth, axis=-1, kind=kind)
+    return take_along_axis(a, argpartition(a, kth, axis=axis, kind=kind), axis)
 
 
 # ----------------------------------------------------------------------------- abstract evaluation
@@ -293,6 +310,7 @@ defabstract_eval(gather_transpose, lambda g, idx, x_shape: g.update(shape=x_shap
 for _f in (index_add, index_set, index_mul):
     defabstract_eval(_f, lambda x, idx, v: x.update(weak_type=False))
 defabstract_eval(argsort, _argsort_aval)
+defabstract_eval(argpartition, lambda a, kth, axis=-1, *args, **kw: _argsort_aval(a, axis))
 defabstract_eval(argmax, reduction_rule(np.argmax))
 defabstract_eval(argmin, reduction_rule(np.argmin))
 defabstract_eval(searchsorted, _searchsorted_aval)

@@ -3,8 +3,10 @@ the compositions built on them (matrix_power, multi_dot, tensorsolve, tensorinv)
 
 Everything is batched over leading axes as in NumPy. Rules are written with `fnp` (and the
 primitives of this module), so they are differentiable again. Rules for symmetric inputs
-(cholesky, and eigh in `_linalg_decomp`) return the symmetric gradient, as PyTorch and JAX:
-NumPy reads only one triangle, so check such functions through a symmetrising wrapper.
+(cholesky, and eigh in `_linalg_decomp`) return the symmetric gradient, as PyTorch and JAX;
+the public functions first build the Hermitian matrix NumPy reads from one triangle
+(`from_triangle`), so their derivatives are those of NumPy's forward: zero in the other
+triangle.
 """
 
 from collections import namedtuple
@@ -79,6 +81,17 @@ def diag_part(x):
 def diag_embed(v):
     """Square matrices with `v[..., i]` on their diagonals."""
     return fnp.expand_dims(v, -1) * eye_like(shape(v)[-1], v)
+
+
+def from_triangle(a, lower=True):
+    """The Hermitian matrix that NumPy's eigh, eigvalsh and cholesky read from `a`: its lower
+    (upper) triangle mirrored, with the real part of its diagonal. Differentiating through it
+    gives the derivative of what NumPy computes: zero for the triangle it never reads (and
+    for the imaginary part of the diagonal), the read off-diagonal entries counted twice
+    (autograd's convention), which finite differences of the forward agree with."""
+    part = fnp.tril(a, -1) if lower else fnp.triu(a, 1)
+    d = diag_part(a)
+    return part + cj(mT(part)) + diag_embed(fnp.real(d) if dtype_of(d).kind == "c" else d)
 
 
 def is_zero(g):
@@ -177,11 +190,25 @@ def _cofactors_by_svd(a):
     return fnp.matmul(u * fnp.expand_dims(others * sign[..., None], -2), vh)
 
 
+def _near_singular(ans, a):
+    """True where some matrix's determinant is zero to rounding: |det| at most 8 n eps times
+    Hadamard's bound prod |row| (LU gives 1e-16, not 0, for many singular matrices, and
+    det inv(a)^T is then garbage)."""
+    d, m = np.asarray(_host_value(getval(ans))), np.asarray(_host_value(getval(a)))
+    n = m.shape[-1]
+    bound = np.prod(np.linalg.norm(m, axis=-1), axis=-1)
+    return bool(np.any(np.abs(d) <= 8 * n * np.finfo(m.dtype).eps * bound))
+
+
+def _host_value(v):
+    return v.get() if hasattr(v, "get") else v
+
+
 def _cofactors(ans, a):
-    """d det(a) / da = det(a) inv(a)^T, or adj(a)^T where some matrix is exactly singular
-    (as PyTorch, whose det gradient at singular matrices is the adjugate). Staged (jit),
-    where no value is known, the adjugate, exact at every rank."""
-    if not is_staged(ans) and not bool(np.any(getval(ans) == 0)):
+    """d det(a) / da = det(a) inv(a)^T, or adj(a)^T where some matrix is singular to
+    rounding (as PyTorch, whose det gradient at singular matrices is the adjugate). Staged
+    (jit), where no value is known, the adjugate, exact at every rank."""
+    if not is_staged(ans) and not is_staged(a) and not _near_singular(ans, a):
         return fnp.expand_dims(ans, (-1, -2)) * mT(inv(a))
     if shape(a)[-1] <= _MINORS_MAX_N:
         return _cofactors_by_minors(a)
@@ -374,8 +401,10 @@ def cholesky(a, /, *, upper=False):
     """Cholesky factor of a (stack of) symmetric positive-definite matrices.
 
     As `numpy.linalg.cholesky`: the lower factor L with `a = L @ L.T` (the upper factor
-    `L.T` with upper=True). Only the lower (upper) triangle of `a` is read; the gradient is
-    the symmetric one (as PyTorch and JAX), i.e. that of `cholesky((a + a.T) / 2)`.
+    `L.T` with upper=True). Only the lower (upper) triangle of `a` is read, and the
+    derivative is that of what is read: zero for the other triangle, the read off-diagonal
+    entries counted twice (autograd's convention; for a symmetric `a` built from other
+    values, e.g. `x @ x.T`, the gradient of those values is PyTorch's and JAX's).
 
     Example:
       L = fnp.linalg.cholesky(x @ x.T + np.eye(3))
@@ -383,6 +412,7 @@ def cholesky(a, /, *, upper=False):
     a = check_square(a, "cholesky")
     if numpy_only(a):
         return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
+    a = from_triangle(a, lower=not upper)
     if upper:
         return mT(_cholesky_p(mT(a)))
     return _cholesky_p(a)

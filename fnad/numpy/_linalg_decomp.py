@@ -1,9 +1,9 @@
 """Matrix decompositions and their rules: eigh, eigvalsh, svd, svdvals, qr.
 
-eigh, eigvalsh (and cholesky, in _linalg) differentiate complex Hermitian inputs, and
-svdvals complex inputs to first order, in JAX's convention (the VJP is the transpose of the
-JVP under Re(sum(u * v))): the formulas below with conjugate transposes. The rules of svd's
-vectors and of qr are for real inputs and refuse complex ones by name.
+eigh, eigvalsh (and cholesky, in _linalg), svd and svdvals differentiate complex inputs in
+JAX's convention (the VJP is the transpose of the JVP under Re(sum(u * v))): the formulas
+below with conjugate transposes. The rules of qr are for real inputs and refuse complex ones
+by name.
 
 The eigenvector and singular-vector rules use the standard formulas, which assume
 distinct eigenvalues (eigh) and distinct, nonzero singular values (svd): with repeated
@@ -19,7 +19,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
 from ._linalg import any_traced, check_matrix, check_square, diag_embed, diag_part, eye_like
-from ._linalg import cj, herm, is_zero, mH, mT, solve, sym
+from ._linalg import cj, from_triangle, herm, is_zero, mH, mT, solve, sym
 from ._util import dtype_of, linalg_rule, shape, wrap
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -47,9 +47,9 @@ def _real_only(fname, a):
     if _cplx(a):
         raise NotImplementedError(
             f"fnad.numpy.linalg.{fname}: derivatives for complex inputs (dtype {dtype_of(a)}) "
-            "are not implemented (so neither are second derivatives of svdvals there); the "
-            "forward value works. eigh, eigvalsh, cholesky and first derivatives of svdvals "
-            "support complex inputs; or split the matrix into real and imaginary parts.")
+            "are not implemented; the forward value works. eigh, eigvalsh, cholesky, svd and "
+            "svdvals support complex inputs; or split the matrix into real and imaginary "
+            "parts.")
 
 
 def _gap_inverse(v):
@@ -113,16 +113,18 @@ defvjp(_eigvalsh_p, _vjp_eigvalsh)
 defjvp(_eigvalsh_p, _jvp_eigvalsh)
 
 # ----------------------------------------------------------------------------- svd
-# Reduced SVD A = U diag(s) Vh, A of shape (m, n), k = min(m, n), V = Vh^T,
-# F[i, j] = 1 / (s_j^2 - s_i^2), P = U^T dA V:
-#   ds = diag(P)
-#   dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^{-1}        (second term when m > k)
-#   dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^{-1}      (second term when n > k)
-# and the transpose of that map for the VJP.
+# Reduced SVD A = U diag(s) V^H, A of shape (m, n), k = min(m, n), Vh = V^H,
+# F[i, j] = 1 / (s_j^2 - s_i^2), P = U^H dA V:
+#   ds = Re diag(P)
+#   dU = U (F o (P S + S P^H) + i Im diag(P) / S) + (I - U U^H) dA V S^{-1}  (last: m > k)
+#   dV = V (F o (S P + P^H S)) + (I - V V^H) dA^H U S^{-1}                   (last: n > k)
+# and the transpose of that map for the VJP (JAX's convention for complex A). The phase of
+# each pair of singular vectors (u_i, v_i) is not unique: the gauge term i Im diag(P) / S
+# turns U with V held fixed, as JAX does; functions that do not depend on those phases
+# (|U|, U diag(s) Vh, projectors) get their true derivative.
 
 
 def _vjp_svd(g, ans, a):
-    _real_only("svd", a)
     gu, gs, gvh = g
     u, s, vh = ans
     m, n = shape(a)[-2:]
@@ -133,37 +135,40 @@ def _vjp_svd(g, ans, a):
         f = _gap_inverse(s * s)
     if use_u:
         j = fnp.matmul(mT(u), gu)
-        inner = inner + _scale_cols(f * (j - mT(j)), s)
+        inner = inner + _scale_cols(f * (j - mH(j)), s)
+        if _cplx(a):
+            inner = inner + diag_embed(1j * fnp.imag(diag_part(j)) / s)
     if use_v:
-        kk = fnp.matmul(vh, mT(gvh))
-        inner = inner + _scale_rows(f * (kk - mT(kk)), s)
-    ga = fnp.matmul(u, fnp.matmul(inner, vh))
+        kk = fnp.matmul(cj(vh), mH(gvh))
+        inner = inner + _scale_rows(f * (kk - mH(kk)), s)
+    ga = fnp.matmul(cj(u), fnp.matmul(inner, cj(vh)))
     if use_u and m > k:
-        proj = gu - fnp.matmul(u, fnp.matmul(mT(u), gu))
-        ga = ga + fnp.matmul(_scale_cols(proj, 1 / s), vh)
+        proj = gu - fnp.matmul(cj(u), fnp.matmul(mT(u), gu))
+        ga = ga + fnp.matmul(_scale_cols(proj, 1 / s), cj(vh))
     if use_v and n > k:
-        proj = gvh - fnp.matmul(fnp.matmul(gvh, mT(vh)), vh)
-        ga = ga + fnp.matmul(u, _scale_rows(proj, 1 / s))
+        proj = gvh - fnp.matmul(fnp.matmul(gvh, mT(vh)), cj(vh))
+        ga = ga + fnp.matmul(cj(u), _scale_rows(proj, 1 / s))
     return ga
 
 
 def _jvp_svd(t, ans, a):
-    _real_only("svd", a)
     u, s, vh = ans
     m, n = shape(a)[-2:]
     k = min(m, n)
-    v = mT(vh)
-    p = fnp.matmul(mT(u), fnp.matmul(t, v))
+    v = mH(vh)
+    p = fnp.matmul(mH(u), fnp.matmul(t, v))
     f = _gap_inverse(s * s)
-    du = fnp.matmul(u, f * (_scale_cols(p, s) + _scale_rows(mT(p), s)))
-    dv = fnp.matmul(v, f * (_scale_rows(p, s) + _scale_cols(mT(p), s)))
+    du = fnp.matmul(u, f * (_scale_cols(p, s) + _scale_rows(mH(p), s)))
+    dv = fnp.matmul(v, f * (_scale_rows(p, s) + _scale_cols(mH(p), s)))
+    if _cplx(a):
+        du = du + _scale_cols(u, 1j * fnp.imag(diag_part(p)) / s)
     if m > k:
         tv = fnp.matmul(t, v)
-        du = du + _scale_cols(tv - fnp.matmul(u, fnp.matmul(mT(u), tv)), 1 / s)
+        du = du + _scale_cols(tv - fnp.matmul(u, fnp.matmul(mH(u), tv)), 1 / s)
     if n > k:
-        tu = fnp.matmul(mT(t), u)
+        tu = fnp.matmul(mH(t), u)
         dv = dv + _scale_cols(tu - fnp.matmul(v, fnp.matmul(vh, tu)), 1 / s)
-    return du, diag_part(p), mT(dv)
+    return du, _re(diag_part(p)), mH(dv)
 
 
 defvjp(_svd_p, _vjp_svd)
@@ -248,8 +253,11 @@ defjvp(_qr_p, _jvp_qr)
 def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices, as `numpy.linalg.eigh`.
 
-    Only the `UPLO` triangle of `a` is read; the gradient is the symmetric one (as PyTorch
-    and JAX). Eigenvector derivatives assume distinct eigenvalues.
+    Only the `UPLO` triangle of `a` (and the real part of its diagonal) is read, and the
+    derivative is that of what is read: zero for the other triangle, the read off-diagonal
+    entries counted twice (autograd's convention; for a symmetric `a` built from other
+    values the gradient of those is PyTorch's and JAX's). Eigenvector derivatives assume
+    distinct eigenvalues.
 
     Returns:
       EighResult(eigenvalues, eigenvectors), shapes (..., M) and (..., M, M).
@@ -257,18 +265,31 @@ def eigh(a, UPLO="L"):
     Example:
       w, v = fnp.linalg.eigh(a)
     """
-    a = check_square(a, "eigh")
+    a, UPLO = _read_triangle(check_square(a, "eigh"), UPLO, "eigh")
     return EighResult(*_eigh_p(a, UPLO))
 
 
 def eigvalsh(a, UPLO="L"):
     """Eigenvalues (ascending) of symmetric matrices, as `numpy.linalg.eigvalsh`.
 
+    Only the `UPLO` triangle is read, and differentiated (see eigh).
+
     Example:
       w = fnp.linalg.eigvalsh(a)
     """
-    a = check_square(a, "eigvalsh")
+    a, UPLO = _read_triangle(check_square(a, "eigvalsh"), UPLO, "eigvalsh")
     return _eigvalsh_p(a, UPLO)
+
+
+def _read_triangle(a, UPLO, fname):
+    """(`a`, UPLO): a traced `a` becomes the Hermitian matrix read from its UPLO triangle, so
+    that derivatives are those of NumPy's forward."""
+    uplo = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if uplo not in ("L", "U"):
+        raise ValueError(f"fnad.numpy.linalg.{fname}: UPLO must be 'L' or 'U', got {UPLO!r}.")
+    if any_traced(a):
+        a = from_triangle(a, lower=uplo == "L")
+    return a, uplo
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):

@@ -21,11 +21,20 @@ def _iter(self):
     return (self[i] for i in range(self.shape[0]))
 
 
+def _no_at(s):
+    """JAX arrays have x.at[idx].set(v); fnad's arrays are NumPy's, which have none."""
+    raise AttributeError(
+        f"'{type(s).__name__}' object has no attribute 'at': fnad works on plain NumPy/CuPy "
+        "arrays, which have no .at (JAX's x.at[idx].set(v)); use fnad.numpy.at(x)[idx].set(v) "
+        "(also .add(v), .multiply(v)), which works on traced and plain arrays alike.")
+
+
 _PROPERTIES = {
     "T": lambda s: fnp.transpose(s),
     "mT": lambda s: fnp.swapaxes(s, -1, -2),
     "real": lambda s: fnp.real(s),
     "imag": lambda s: fnp.imag(s),
+    "at": _no_at,
 }
 
 

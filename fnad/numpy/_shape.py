@@ -5,7 +5,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, standin_rule, xp_of
 from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp, defvjp_all
-from ._util import dtype_of, ndim, shape, unbroadcast, wrap
+from ._util import dtype_of, ndim, shape, unbroadcast, wrap, wrap_nondiff
 
 
 def _reshape(a, newshape, order="C"):
@@ -17,6 +17,8 @@ _transpose_p = wrap(np.transpose, "transpose")
 broadcast_to = wrap(np.broadcast_to, "broadcast_to")
 _concatenate_p = wrap(lambda *arrays, axis=0: np.concatenate(arrays, axis=axis), "concatenate")
 _astype_p = wrap(lambda x, dtype: x.astype(dtype), "astype")
+# A cast to an integer or bool dtype is piecewise constant: its output carries no derivative.
+_astype_exact_p = wrap_nondiff(lambda x, dtype: x.astype(dtype), "astype_exact")
 
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
@@ -33,10 +35,14 @@ def transpose(a, axes=None):
 
 
 def astype(x, dtype, copy=True):
-    """`x` cast to `dtype`; the gradient is cast back to `x`'s dtype."""
-    if dtype_of(x) == np.dtype(dtype):
+    """`x` cast to `dtype`; the gradient is cast back to `x`'s dtype. A cast to an integer or
+    bool dtype has no derivative (zero tangent and gradient, as JAX)."""
+    dtype = np.dtype(dtype)
+    if dtype_of(x) == dtype:
         return x
-    return _astype_p(x, np.dtype(dtype))
+    if dtype.kind not in "fc":
+        return _astype_exact_p(x, dtype)
+    return _astype_p(x, dtype)
 
 
 def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
@@ -132,6 +138,28 @@ defvjp_all(_concatenate_p, _vjp_concatenate)
 _concatenate_p.primitive.jvps = _ConcatJVPs()  # any number of arguments
 
 
+def rollaxis(a, axis, start=0):
+    """Roll `axis` backwards until it lies before position `start`, as `numpy.rollaxis`
+    (prefer moveaxis); a transpose, so linear.
+
+    Example:
+      fnp.rollaxis(np.ones((2, 3, 4)), 2).shape   # (4, 2, 3)
+    """
+    n = ndim(a)
+    if not -n <= axis < n:
+        raise np.exceptions.AxisError(axis, n)
+    axis = axis % n
+    start = start + n if start < 0 else start
+    if not 0 <= start < n + 1:
+        raise np.exceptions.AxisError(
+            f"'start' arg requires {-n} <= start < {n + 1}, but {start} was passed in")
+    if axis < start:
+        start -= 1
+    axes = [i for i in range(n) if i != axis]
+    axes.insert(start, axis)
+    return transpose(a, axes)
+
+
 def moveaxis(a, source, destination):
     """Move axes of `a` to new positions; the other axes keep their order."""
     nd = ndim(a)
@@ -192,5 +220,6 @@ def _concatenate_aval(*arrays, axis=0):
 for _f in (_reshape_p, _transpose_p, broadcast_to):  # views: stand-ins cost nothing
     defabstract_eval(_f, standin_rule(as_primitive(_f).impl))
 defabstract_eval(_concatenate_p, _concatenate_aval)
-defabstract_eval(_astype_p, lambda x, dtype: x.update(dtype=dtype, weak_type=False))
+for _f in (_astype_p, _astype_exact_p):
+    defabstract_eval(_f, lambda x, dtype: x.update(dtype=dtype, weak_type=False))
 del _f

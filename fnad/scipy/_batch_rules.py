@@ -6,9 +6,9 @@ from .._core.tracer import PRIMITIVES
 from .._batching.families import axis_batch, elementwise_batch, stack_batch
 
 _ELEMENTWISE = ("betainc", "betaincinv", "digamma", "erf", "erfc", "erfcinv", "erfcx", "erfinv",
-                "expit", "gamma", "gammainc", "gammainc_da", "gammaincc", "gammaincinv",
+                "expit", "gamma", "gammainc", "gammainc_da", "gammasgn", "gammaincc", "gammaincinv",
                 "gammaln", "i0", "i0e", "i1", "i1e", "iv", "ive", "j0", "j1", "jn", "log_ndtr",
-                "logit", "polygamma", "rgamma", "xlog1py", "xlogy", "y0", "y1", "yn")
+                "logit", "polygamma", "rgamma", "wofz", "xlog1py", "xlogy", "y0", "y1", "yn")
 
 
 def _register():

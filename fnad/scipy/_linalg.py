@@ -1,11 +1,10 @@
 """fnad.scipy.linalg's functions that are compositions of fnad.numpy (so every derivative
-order comes for free), and the sqrtm primitive.
+order comes for free); sqrtm, a primitive, is in _sqrtm.
 
 solve_triangular solves with the masked triangle (its gradient in `a` is that triangle's,
 as PyTorch's); expm is Higham's degree-13 Pade approximant with scaling and squaring (the
 scaling is chosen on the values and is constant); solve_sylvester solves the Kronecker
-system (N M unknowns: meant for small matrices); sqrtm is found by the Denman-Beavers
-iteration and differentiated through the Sylvester equation X dX + dX X = dA.
+system (N M unknowns: meant for small matrices).
 """
 
 
@@ -13,11 +12,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.tracer import getval
-from .._core.rules import defjvp, defvjp
 from ..numpy._linalg import as_array, check_matrix, check_square, eye_like, mT
-from .._core.abstract import same_rule
-from .._core.rules import defabstract_eval
-from ..numpy._util import is_staged, refuse_staged, shape, wrap
+from ..numpy._util import refuse_staged, shape
 
 
 def _name(fname):
@@ -267,45 +263,3 @@ def expm(a):
         more = (k < s)[..., None, None]
         r = fnp.where(more, fnp.matmul(r, r), r) if not more.all() else fnp.matmul(r, r)
     return r
-
-
-# ----------------------------------------------------------------------------- sqrtm
-
-
-def _sqrtm_impl(a):
-    """Denman-Beavers: Y -> (Y + Z^{-1}) / 2, Z -> (Z + Y^{-1}) / 2 from Y = A, Z = I."""
-    y = a.astype(np.result_type(a.dtype, np.float64))
-    z = np.broadcast_to(np.eye(a.shape[-1], dtype=y.dtype), y.shape)
-    for _ in range(100):
-        y_new = 0.5 * (y + np.linalg.inv(z))
-        z = 0.5 * (z + np.linalg.inv(y))
-        done = np.max(np.abs(y_new - y)) <= 1e-15 * max(np.max(np.abs(y_new)), 1e-300)
-        y = y_new
-        if done:
-            break
-    return y
-
-
-_sqrtm_p = wrap(_sqrtm_impl, "sqrtm")
-defvjp(_sqrtm_p, lambda g, ans, a: solve_sylvester(mT(ans), mT(ans), g))
-defjvp(_sqrtm_p, lambda t, ans, a: solve_sylvester(ans, ans, t))
-
-
-def sqrtm(a, disp=True, blocksize=64):
-    """The principal square root of a matrix with no eigenvalues on the closed negative real
-    axis, as `scipy.linalg.sqrtm` for such (real) matrices. Batched.
-
-    The derivative solves the Sylvester equation X dX + dX X = dA.
-
-    Example:
-      x = fnad.scipy.linalg.sqrtm(a); x @ x   # a
-    """
-    a = check_square(_as_float(a), "sqrtm")
-    va = getval(a)
-    if not is_staged(va) and va.size and not np.all(np.isfinite(va)):  # staged: no values
-        raise ValueError(f"{_name('sqrtm')}: the matrix has non-finite entries.")
-    return _sqrtm_p(a)
-
-# ----------------------------------------------------------------------------- abstract evaluation
-
-defabstract_eval(_sqrtm_p, same_rule)

@@ -14,15 +14,41 @@ from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
 from .._core.shapes import shape, unbroadcast
 from .._core.tracer import primitive
 from ..numpy import logsumexp as logsumexp
-from . import _special_math as _m
+from . import _faddeeva, _special_math as _m
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
 
-def _kernel(name, np_kernel):
-    """The backend function: `np_kernel` on NumPy values, cupyx.scipy.special's on CuPy."""
+def _is_complex(a):
+    """True for a complex array, Python complex, or list/tuple holding complex numbers."""
+    dt = getattr(a, "dtype", None)
+    if dt is not None:
+        return dt.kind == "c"
+    return isinstance(a, complex) or (isinstance(a, (list, tuple)) and np.iscomplexobj(a))
+
+
+def refuse_complex(name, args):
+    """Raise TypeError when an argument of fnad.scipy.special.`name` is complex: its kernels
+    are real (casting would drop the imaginary part and return a wrong real value)."""
+    for a in args:
+        if _is_complex(a):
+            dt = getattr(a, "dtype", "complex")
+            raise TypeError(
+                f"fnad.scipy.special.{name}: complex inputs (dtype {dt}) are not supported; "
+                "it is implemented for real inputs only. Apply it to fnp.real(z), fnp.imag(z) "
+                "or fnp.abs(z), or use scipy.special for values without derivatives.")
+
+
+def _kernel(name, np_kernel, complex_kernel=None):
+    """The backend function: `np_kernel` on NumPy values, cupyx.scipy.special's on CuPy;
+    complex inputs go to `complex_kernel(*args, real_kernel)` (written for both backends),
+    or are refused with a TypeError when there is none."""
     def impl(*args):
+        if any(_is_complex(a) for a in args):
+            if complex_kernel is None:
+                refuse_complex(name, args)
+            return complex_kernel(*args, real_kernel=impl)
         if any(is_cupy_array(a) for a in args):
             import cupyx.scipy.special as cupy_special  # noqa: PLC0415 - optional dependency
             return getattr(cupy_special, name)(*args)
@@ -47,21 +73,24 @@ def _def_unary(f, d):
 
 # ----------------------------------------------------------------------------- elementwise
 
-erf = primitive(_kernel("erf", _m.erf), "erf")
-erfc = primitive(_kernel("erfc", _m.erfc), "erfc")
+erf = primitive(_kernel("erf", _m.erf, _faddeeva.erf), "erf")
+erfc = primitive(_kernel("erfc", _m.erfc, _faddeeva.erfc), "erfc")
 erfinv = primitive(_kernel("erfinv", _m.erfinv), "erfinv")
 gammaln = primitive(_kernel("gammaln", _m.gammaln), "gammaln")
 digamma = primitive(_kernel("digamma", _m.digamma), "digamma")
 psi = digamma
 polygamma = primitive(_kernel("polygamma", _m.polygamma), "polygamma")
+wofz = primitive(_faddeeva.wofz, "wofz")  # complex output for real input too; both backends
 
 
 def _expit_impl(x):
+    refuse_complex("expit", (x,))
     e = np.exp(-np.abs(x))  # never overflows
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(e.dtype, copy=False)
 
 
 def _logit_impl(p):
+    refuse_complex("logit", (p,))
     with np.errstate(divide="ignore"):
         return np.log(p) - np.log1p(-p)
 
@@ -82,9 +111,13 @@ xlogy = primitive(_xlogy_impl, "xlogy")
 xlog1py = primitive(_xlog1py_impl, "xlog1py")
 
 _DOCS = {
-    erf: "The error function 2/sqrt(pi) int_0^x exp(-t^2) dt, as scipy.special.erf.",
-    erfc: "The complementary error function 1 - erf(x) (accurate for large x).",
+    erf: "The error function 2/sqrt(pi) int_0^x exp(-t^2) dt, as scipy.special.erf (real or "
+         "complex x; complex derivatives are holomorphic).",
+    erfc: "The complementary error function 1 - erf(x) (accurate for large x; real or "
+          "complex x).",
     erfinv: "The inverse of erf on [-1, 1] (+-inf at +-1, NaN outside).",
+    wofz: "The Faddeeva function w(z) = exp(-z^2) erfc(-iz), as scipy.special.wofz (complex "
+          "output, also for real input).",
     gammaln: "log|Gamma(x)|, as scipy.special.gammaln (inf at non-positive integers).",
     digamma: "The digamma function d gammaln / dx, as scipy.special.digamma (alias psi).",
     polygamma: "polygamma(n, x): the n-th derivative of digamma (n an integer, no derivative).",
@@ -103,6 +136,7 @@ del _f, _doc
 _def_unary(erf, lambda ans, x: _TWO_OVER_SQRT_PI * fnp.exp(-x * x))
 _def_unary(erfc, lambda ans, x: -_TWO_OVER_SQRT_PI * fnp.exp(-x * x))
 _def_unary(erfinv, lambda ans, x: _SQRT_PI_OVER_TWO * fnp.exp(ans * ans))
+_def_unary(wofz, lambda ans, x: 1j * _TWO_OVER_SQRT_PI - 2 * x * ans)
 _def_unary(gammaln, lambda ans, x: digamma(x))
 _def_unary(digamma, lambda ans, x: polygamma(1, x))
 _def_unary(expit, lambda ans, x: ans * (1 - ans))
@@ -141,12 +175,14 @@ defjvp(xlog1py, lambda t, ans, x, y: _bcast(t * _safe_log(x, y, fnp.log1p), ans)
 # ----------------------------------------------------------------------------- softmax
 # One pass for the shift, one exp in place, one sum, one division in place. The shift is
 # max(x) where that is finite, else 0 (no inf - inf: a row of -inf gives NaN, as SciPy).
+# Complex inputs work (the Jacobian is holomorphic: the same rules hold).
 
 
 def _shifted(x, axis):
     """`x - shift` as a fresh float array we own, and whether every shift was finite (then
-    each sum of exponentials is at least 1: no log(0))."""
-    m = np.max(x, axis=axis, keepdims=True)
+    each sum of exponentials is at least 1: no log(0)). A complex `x` is shifted by the
+    max of its real part (a real shift: the imaginary parts are phases)."""
+    m = np.max(x.real if x.dtype.kind == "c" else x, axis=axis, keepdims=True)
     finite = math.isfinite(m.sum())  # one cheap test; rare rows of infinities shift by 0
     if not finite:
         m = np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
@@ -210,7 +246,7 @@ def log_softmax(x, axis=None):
 
 # ----------------------------------------------------------------------------- abstract evaluation
 
-for _f in (erf, erfc, erfinv, gammaln, digamma, polygamma, expit, logit, xlogy, xlog1py):
+for _f in (erf, erfc, erfinv, gammaln, digamma, polygamma, expit, logit, xlogy, xlog1py, wofz):
     defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
 defabstract_eval(_softmax_p, dtype_rule(_softmax_impl))
 defabstract_eval(_log_softmax_p, dtype_rule(_log_softmax_impl))

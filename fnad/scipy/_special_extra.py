@@ -12,13 +12,15 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
+from .._core.backend import array_module
 from .._core.tracer import getval
 from .._core.rules import defjvp, defvjp
 from .._core.abstract import elementwise_rule
 from .._core.rules import as_primitive, defabstract_eval
 from ..numpy._util import const_of, is_staged, maybe_any, shape, unbroadcast, wrap
-from . import _special_kernels as _k
-from ._special import _arr, _bcast, _def_unary, _kernel, digamma, erfc, gammaln
+from . import _faddeeva, _special_kernels as _k
+from ._special import (_arr, _bcast, _def_unary, _kernel, digamma, erfc, gammaln,
+                       refuse_complex)
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -27,7 +29,7 @@ _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
 gamma = wrap(_kernel("gamma", _k.gamma), "gamma")
 rgamma = wrap(_kernel("rgamma", _k.rgamma), "rgamma")
-erfcx = wrap(_kernel("erfcx", _k.erfcx), "erfcx")
+erfcx = wrap(_kernel("erfcx", _k.erfcx, _faddeeva.erfcx), "erfcx")
 erfcinv = wrap(_kernel("erfcinv", _k.erfcinv), "erfcinv")
 gammainc = wrap(_kernel("gammainc", _k.gammainc), "gammainc")
 gammaincc = wrap(_kernel("gammaincc", _k.gammaincc), "gammaincc")
@@ -36,6 +38,25 @@ gammaincinv = wrap(_kernel("gammaincinv", _k.gammaincinv), "gammaincinv")
 # dP(a, x)/da: series / differentiated continued fraction (first order in a only).
 _gammainc_da = wrap(_k.gammainc_da, "gammainc_da")
 betaincinv = wrap(_kernel("betaincinv", _k.betaincinv), "betaincinv")
+
+
+def _gammasgn_impl(x):
+    """The sign of Gamma(x): 1 for x > 0, +-1 at +-0, (-1)^ceil(-x) below, NaN at the poles
+    and at -inf and NaN (as scipy.special.gammasgn); on either backend."""
+    refuse_complex("gammasgn", (x,))
+    xp = array_module(x)
+    x = xp.asarray(x)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    x = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        fl = xp.floor(x)
+        below = xp.where(fl % 2 != 0, -1.0, 1.0)
+        out = xp.where(x > 0, 1.0, xp.where(x == 0, xp.copysign(1.0, x),
+                                            xp.where((x == fl) | xp.isnan(x), xp.nan, below)))
+    return out.astype(dt, copy=False)[()]
+
+
+gammasgn = wrap(_gammasgn_impl, "gammasgn", nondiff=True)
 
 
 def _log_ndtr_kernel(x):
@@ -51,7 +72,7 @@ def _log_ndtr_kernel(x):
     return out.astype(dt, copy=False)[()]
 
 
-log_ndtr = wrap(_kernel("log_ndtr", _log_ndtr_kernel), "log_ndtr")
+log_ndtr = wrap(_kernel("log_ndtr", _log_ndtr_kernel, _faddeeva.log_ndtr), "log_ndtr")
 
 # ----------------------------------------------------------------------------- rules
 
@@ -189,6 +210,7 @@ def multigammaln(a, d):
         raise ValueError(f"fnad.scipy.special.multigammaln: d must be a positive integer, got "
                          f"{d!r}.")
     a, d = _arr(a), int(d)
+    refuse_complex("multigammaln", (a,))
     if not is_staged(a) and np.any(getval(a) <= 0.5 * (d - 1)):  # staged: no values
         raise ValueError("fnad.scipy.special.multigammaln: every entry of a must be > "
                          f"(d - 1) / 2 = {0.5 * (d - 1)}, got min {np.min(getval(a))}.")
@@ -220,9 +242,11 @@ def ndtri(p):
 _DOCS = {
     gamma: "The gamma function, as scipy.special.gamma (inf at 0, NaN at negative integers).",
     rgamma: "1 / gamma(x), 0 at the poles of gamma, as scipy.special.rgamma.",
-    erfcx: "The scaled complementary error function exp(x^2) erfc(x), as scipy.special.erfcx.",
+    erfcx: "The scaled complementary error function exp(x^2) erfc(x), as scipy.special.erfcx "
+           "(real or complex x).",
     erfcinv: "The inverse of erfc on [0, 2], accurate for tiny arguments.",
-    log_ndtr: "log(ndtr(x)), accurate far into both tails (x = -1e5 included).",
+    log_ndtr: "log(ndtr(x)), accurate far into both tails (x = -1e5 included); complex x takes "
+              "SciPy's branch.",
     gammainc: "The regularized lower incomplete gamma function P(a, x) (a > 0, x >= 0). "
               "Differentiable in x (any order) and in a (first order).",
     gammaincc: "The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x). "
@@ -241,10 +265,14 @@ for _f, _doc in _DOCS.items():
                   "or cupyx.scipy.special directly on plain arrays.\n\nExample:\n  "
                   f"fnad.grad(lambda x: fnp.sum(fnad.scipy.special.{_f.__name__}({_nargs}x)))(x)\n")
 del _f, _doc, _nargs
+gammasgn.__doc__ = (
+    "The sign of gamma(x) (NaN at its poles), as scipy.special.gammasgn.\n\nIts derivative "
+    "is zero wherever it exists, so its output carries none (a gradient through it is "
+    "zero).\n\nExample:\n  fnad.scipy.special.gammasgn(np.array([-0.5, 1.5]))   # [-1., 1.]\n")
 
 # ----------------------------------------------------------------------------- abstract evaluation
 
-for _f in (gamma, rgamma, erfcx, erfcinv, gammainc, gammaincc, betainc, gammaincinv,
+for _f in (gamma, gammasgn, rgamma, erfcx, erfcinv, gammainc, gammaincc, betainc, gammaincinv,
            _gammainc_da, betaincinv, log_ndtr):
     defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
 del _f

@@ -17,8 +17,8 @@ from ._linalg import (
     solve_banded as solve_banded,
     solve_sylvester as solve_sylvester,
     solve_triangular as solve_triangular,
-    sqrtm as sqrtm,
 )
+from ._sqrtm import sqrtm as sqrtm
 from ._linalg_lu import lu as lu, lu_factor as lu_factor, lu_solve as lu_solve
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "expm", "inv", "lu",

@@ -1,7 +1,10 @@
 """fnad.scipy.special: differentiable special functions with `scipy.special`'s names.
 
 SciPy is not needed at run time: NumPy arrays use fnad's own kernels (accurate to about
-1e-15 in float64), CuPy arrays `cupyx.scipy.special`.
+1e-15 in float64), CuPy arrays `cupyx.scipy.special`. erf, erfc, erfcx, ndtr, log_ndtr, wofz,
+softmax, log_softmax, logsumexp, xlogy and xlog1py also take complex input (the error
+functions through the Faddeeva function, on either backend); the others raise TypeError on
+complex input rather than drop its imaginary part.
 """
 
 from ._special import (
@@ -16,6 +19,7 @@ from ._special import (
     logsumexp as logsumexp,
     polygamma as polygamma,
     psi as psi,
+    wofz as wofz,
     softmax as softmax,
     xlog1py as xlog1py,
     xlogy as xlogy,
@@ -42,6 +46,7 @@ from ._special_extra import (
     erfcinv as erfcinv,
     erfcx as erfcx,
     gamma as gamma,
+    gammasgn as gammasgn,
     gammainc as gammainc,
     gammaincc as gammaincc,
     gammaincinv as gammaincinv,
@@ -53,8 +58,9 @@ from ._special_extra import (
 )
 
 __all__ = ["digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "log_softmax", "logit",
-           "logsumexp", "polygamma", "psi", "softmax", "xlog1py", "xlogy",
+           "logsumexp", "polygamma", "psi", "softmax", "wofz", "xlog1py", "xlogy",
            "beta", "betainc", "betaln", "erfcinv", "erfcx", "gamma", "gammainc", "gammaincc",
+           "gammasgn",
            "log_ndtr", "multigammaln", "ndtr", "ndtri", "rgamma",
            "betaincinv", "gammaincinv", "i0", "i0e", "i1", "i1e", "iv", "ive", "j0", "j1",
            "jn", "y0", "y1", "yn"]

@@ -271,3 +271,41 @@ def test_check_grads_catches_a_wrong_rule():
         check_grads(bad, (np.ones(3),), order=1, modes=("rev",))
     with pytest.raises(AssertionError, match="mismatch"):
         check_grads(bad, (np.ones(3),), order=1, modes=("fwd",))
+
+
+def test_check_grads_takes_python_scalars():
+    """JAX's check_grads(jnp.sin, (1.0,), 1) works; fnad's crashed reading .dtype (issue 21)."""
+    check_grads(fnp.sin, (1.0,), order=2)
+    check_grads(lambda x, y: x * fnp.exp(y), (1.5, -0.5), order=2)
+    check_grads(fnp.exp, (1.0 + 0.5j,), order=2)
+    check_grads(lambda x, n: x ** n, (1.5, 3), order=1)  # an int argument is not perturbed
+
+
+def _wrong_second_order(kind):
+    """foo(x) = 2x whose first-order rule is right, but whose rule calls `bar`, an identity
+    whose own rule is off by 0.1%: only a second-order check in the cotangent (tangent) can
+    see it (autograd's test_check_vjp_2nd_order_fail)."""
+    from fnad.extend import defjvp, defvjp, primitive
+
+    bar = primitive(lambda x: x, f"bar_{kind}")
+    foo = primitive(lambda x: x * 2.0, f"foo_{kind}")
+    if kind == "rev":
+        defvjp(bar, lambda g, ans, x: g * 1.001)
+        defjvp(bar, lambda t, ans, x: t)
+        defvjp(foo, lambda g, ans, x: bar(g) * 2.0)
+        defjvp(foo, lambda t, ans, x: t * 2.0)
+    else:
+        defvjp(bar, lambda g, ans, x: g)
+        defjvp(bar, lambda t, ans, x: t * 1.001)
+        defvjp(foo, lambda g, ans, x: g * 2.0)
+        defjvp(foo, lambda t, ans, x: bar(t) * 2.0)
+    return foo
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_check_grads_order_2_catches_a_wrong_derivative_of_a_rule(mode):
+    foo = _wrong_second_order(mode)
+    x = np.array([1.0, -2.0])
+    check_grads(foo, (x,), order=1, modes=(mode,))  # first order is right
+    with pytest.raises(AssertionError, match=r"(?s)mismatch.*\[checking the (VJP|JVP) of the "):
+        check_grads(foo, (x,), order=2, modes=(mode,))

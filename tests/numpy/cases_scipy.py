@@ -99,6 +99,35 @@ SP += [
          ((3,),), (_u(0.5, 40),), None),
 ]
 
+
+
+def _re_im(z):
+    """A complex result as real numbers: the table's checks run on real values."""
+    return fnp.stack([fnp.real(z), fnp.imag(z)])
+
+
+def _at_complex(f):
+    """f(x + iy) as a function of the real pair (x, y): complex inputs through the table."""
+    return lambda x, y: _re_im(f(x + 1j * y))
+
+
+# Complex input (issue 21): the error functions through the Faddeeva function; points off
+# the real axis out to |z| ~ 3.
+for _n in ("erf", "erfc", "erfcx", "wofz", "ndtr", "log_ndtr"):
+    SP.append(case(f"special.{_n}", "(2,3) complex (re, im)", _at_complex(getattr(fsp, _n)),
+                   ((2, 3), (2, 3)), (_u(-2, 2), _u(-2, 2)), None))
+SP += [
+    case("special.wofz", "(2,3) real", lambda x: _re_im(fsp.wofz(x)), ((2, 3),), (_u(-4, 4),),
+         None),
+    # gammasgn is piecewise constant: the product rule must see a zero derivative in it.
+    case("special.gammasgn", "(2,3) times x", lambda x: fsp.gammasgn(x) * x, ((2, 3),),
+         (lambda r, s: r.choice([-2.5, -1.5, -0.5, 0.5, 2.5], s) + r.uniform(-0.3, 0.3, s),),
+         None),
+    case("special.softmax", "(2,3) complex (re, im) axis=1",
+         _at_complex(lambda z: fsp.softmax(z, axis=1)), ((2, 3), (2, 3)), ("real", "real"),
+         None),
+]
+
 # ----------------------------------------------------------------------------- linalg
 
 
@@ -114,6 +143,18 @@ def _tsym(t):
 
 def _fsym(a):
     return (a + a.swapaxes(-1, -2)) / 2
+
+
+def _indefinite(r, s):
+    """Symmetric with eigenvalues -2, -1, 1.5 (a complex principal square root)."""
+    q = np.linalg.qr(r.standard_normal(s))[0]
+    return (q * np.array([-2.0, -1.0, 1.5])) @ q.T
+
+
+def _indefinite_general(r, s):
+    """Non-symmetric with real eigenvalues -2, -1, 1.5."""
+    v = general(r, s)
+    return (v * np.array([-2.0, -1.0, 1.5])) @ np.linalg.inv(v)
 
 
 def _t_lu_factor(t):
@@ -157,6 +198,10 @@ LA = [
     case("scipy.linalg.sqrtm", "(3,3) spd", lambda a: fla.sqrtm(_fsym(a)), ((3, 3),), (spd,),
          None),
     case("scipy.linalg.sqrtm", "(3,3) general", fla.sqrtm, ((3, 3),), (general,), None),
+    case("scipy.linalg.sqrtm", "(3,3) symmetric, negative eigenvalues (re, im)",
+         lambda a: _re_im(fla.sqrtm(_fsym(a))), ((3, 3),), (_indefinite,), None),
+    case("scipy.linalg.sqrtm", "(3,3) negative eigenvalues (re, im)",
+         lambda a: _re_im(fla.sqrtm(a)), ((3, 3),), (_indefinite_general,), None),
     case("scipy.linalg.solve_sylvester", "(3,3)x(2,2)x(3,2)", fla.solve_sylvester,
          ((3, 3), (2, 2), (3, 2)), (general, general, "real"), None),
     case("scipy.linalg.solve_banded", "(1,1) (3,4)x(4,2)",

@@ -158,6 +158,12 @@ SHAPE = (
            "nested list")
     + each("astype", [(2, 3)], lambda x: fnp.astype(x, np.float32).astype(np.float64) * 1.0,
            None, "float32 round trip")
+    + [case("astype", "to int64 (no derivative) times x (2,3)",
+            lambda x: fnp.astype(x, np.int64) * x, ((2, 3),),
+            lambda t: t.to(torch.int64) * t, domains=("int",))]
+    + each("rollaxis", [X3], lambda x: fnp.rollaxis(x, 2), lambda t: torch.movedim(t, 2, 0))
+    + each("rollaxis", [X3], lambda x: fnp.rollaxis(x, 0, 2), lambda t: torch.movedim(t, 0, 1),
+           "axis=0 start=2")
 )
 for _c in SHAPE:
     if "float32" in _c.variant:
@@ -265,6 +271,10 @@ INDEXING = [
     case("sort", "axis=-1", lambda x: fnp.sort(x), ((2, 3),), lambda t: torch.sort(t)[0]),
     case("sort", "axis=0", lambda x: fnp.sort(x, axis=0), ((3, 2),),
          lambda t: torch.sort(t, 0)[0]),
+    case("partition", "kth=1 axis=-1", lambda x: fnp.partition(x, 1), ((2, 4),)),
+    case("partition", "kth=[0,2] axis=0", lambda x: fnp.partition(x, [0, 2], axis=0),
+         ((4, 2),)),
+    case("partition", "kth=3 axis=None", lambda x: fnp.partition(x, 3, axis=None), ((2, 3),)),
     case("sort", "axis=None", lambda x: fnp.sort(x, axis=None), ((2, 3),),
          lambda t: torch.sort(t.reshape(-1))[0]),
     case("at.set", "repeated rows", lambda x, v: fnp.at(x)[np.array([0, 2])].set(v),

@@ -1,6 +1,7 @@
 """Op table, NumPy surface (format: tests/numpy/cases.py): r_, c_, gradient, median, the
 value modes of pad, einsum's sublist form, where=/initial= in reductions, joining one array,
-lists of traced arrays as inputs, and x ** 0 at 0."""
+lists of traced arrays as inputs, nan_to_num, select, linspace/logspace/geomspace in their
+endpoints, and x ** 0 at 0."""
 
 import numpy as np
 
@@ -118,6 +119,48 @@ SURFACE = [
          ((3,), (3,)), lambda x, y: torch.linalg.matrix_norm(torch.stack([x, y]))),
     case("cumsum", "list [x, y] axis=0", lambda x, y: fnp.cumsum([x, y], axis=0),
          ((3,), (3,)), lambda x, y: torch.cumsum(torch.stack([x, y]), 0)),
+    case("append", "list [x, 2, y] and y", lambda x, y: fnp.append([x, 2.0, y], y),
+         ((), ()), lambda x, y: torch.stack([x, torch.tensor(2.0, dtype=x.dtype), y, y])),
+    case("ravel", "list [[x, y], [y, 1]]", lambda x, y: fnp.ravel([[x, y], [y, 1.0]]),
+         ((), ()), lambda x, y: torch.stack([x, y, y, torch.tensor(1.0, dtype=x.dtype)])),
+    case("concatenate", "lists [[x, 2]], [y]", lambda x, y: fnp.concatenate([[x, 2.0], [y]]),
+         ((), ()), lambda x, y: torch.stack([x, torch.tensor(2.0, dtype=x.dtype), y])),
+    case("transpose", "list of (3,) rows", lambda x, y: fnp.transpose([x, y]),
+         ((3,), (3,)), lambda x, y: torch.stack([x, y]).T),
+    # ------------------------------------------------------------------ issue 21's names
+    # (finite replacements: the default ones, +-1.8e308, overflow the differences)
+    case("nan_to_num", "(4,) with nan, inf, -inf",
+         lambda x: fnp.nan_to_num(x + np.array([0.0, np.nan, np.inf, -np.inf]), nan=0.5,
+                                  posinf=5.0, neginf=-5.0), ((4,),),
+         lambda t: torch.nan_to_num(t + torch.tensor([0.0, np.nan, np.inf, -np.inf],
+                                                     dtype=t.dtype), 0.5, 5.0, -5.0)),
+    case("nan_to_num", "(2,3) finite", fnp.nan_to_num, ((2, 3),),
+         lambda t: torch.nan_to_num(t)),
+    case("select", "(2,3) two conditions, default", lambda x, y, d: fnp.select(
+        [MASK, ~MASK[::-1]], [x, y * y], d), ((2, 3), (2, 3), (2, 3)),
+         lambda x, y, d: torch.where(TMASK, x, torch.where(~TMASK.flip(0), y * y, d))),
+    case("select", "(3,) broadcast (2,3), scalar default", lambda x, y: fnp.select(
+        [MASK, MASK[::-1]], [x, y], 1.5), ((3,), (2, 3)),
+         lambda x, y: torch.where(TMASK, x.expand(2, 3), torch.where(
+             TMASK.flip(0), y, torch.tensor(1.5, dtype=y.dtype)))),
+    case("linspace", "(),() num=5", lambda a, b: fnp.linspace(a, b, 5), ((), ()),
+         lambda a, b: torch.cat([a + (b - a) * torch.arange(4, dtype=a.dtype) / 4, b[None]])),
+    case("linspace", "(2,),(3,1) num=4 endpoint=False axis=-1",
+         lambda a, b: fnp.linspace(a, b, 4, endpoint=False, axis=-1), ((2,), (3, 1)),
+         lambda a, b: a[..., None] + (b - a)[..., None] * torch.arange(4, dtype=a.dtype) / 4),
+    case("logspace", "(),() num=4 base 2", lambda a, b: fnp.logspace(a, b, 4, base=2.0),
+         ((), ()), lambda a, b: 2.0 ** torch.cat(
+             [a + (b - a) * torch.arange(3, dtype=a.dtype) / 3, b[None]])),
+    case("logspace", "(2,),() traced base", lambda a, c: fnp.logspace(a, 1.0, 3, base=c),
+         ((2,), ()), lambda a, c: c ** torch.stack([a, (a + 1) / 2, torch.ones_like(a)]),
+         domains=("real", "pos")),
+    case("geomspace", "(),() num=4", lambda a, b: fnp.geomspace(a, b, 4), ((), ()),
+         lambda a, b: torch.cat([a[None], a * (b / a) ** (torch.arange(1, 3, dtype=a.dtype)
+                                                         / 3), b[None]]),
+         domains=("pos", "pos")),
+    case("geomspace", "(2,) negative, endpoint=False",
+         lambda a: fnp.geomspace(-a, -3.0 * a, 3, endpoint=False), ((2,),),
+         lambda a: -torch.stack([a * 3.0 ** (k / 3) for k in range(3)]), domains=("pos",)),
     # ------------------------------------------------------------------ x ** 0 at 0
     OpCase("power", "x ** 0 at zeros", lambda x: x ** 0, (X0,), lambda t: t ** 0),
     OpCase("power", "power(x, 0.0) at zeros", lambda x: fnp.power(x, 0.0), (X0,),

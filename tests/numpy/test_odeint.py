@@ -94,3 +94,27 @@ def test_errors():
         fnad.grad(lambda k: fnp.sum(odeint(lambda y, t: -k * y, 1.0, t)))(k)
     with pytest.raises(TypeError, match="forward-mode"):
         fnad.jvp(lambda y0: odeint(lambda y, t: -y, y0, t), (1.0,), (1.0,))
+
+
+def test_extra_arguments_reach_func_after_y_and_t():
+    """odeint(func, y0, t, *args) calls func(y, t, *args), as JAX's odeint and as SciPy's
+    odeint(func, y0, t, args=args) do (issue 21)."""
+    calls = []
+
+    def func(y, t, a, b, c):
+        calls.append((fnp.shape(y), fnp.shape(t), fnp.shape(a), fnp.shape(b), fnp.shape(c)))
+        return a * y + b * fnp.sin(t) - c * y ** 3
+
+    y0, a, b, c = np.array([0.5, -0.2]), np.array(-0.4), np.array([1.0, 2.0]), np.array(0.1)
+    ys = odeint(func, y0, T, a, b, c, rtol=1e-10, atol=1e-10)
+    assert calls and all(shapes == ((2,), (), (), (2,), ()) for shapes in calls)
+    ref = scipy_integrate.odeint(lambda y, t, a, b, c: a * y + b * np.sin(t) - c * y ** 3,
+                                 y0, T, args=(a, b, c), rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(ys, ref, atol=1e-8)
+    g = fnad.grad(lambda a, b, c: fnp.sum(odeint(func, y0, T, a, b, c, rtol=1e-10,
+                                                 atol=1e-10)), argnums=(0, 1, 2))(a, b, c)
+    fd = [_fd_grad(lambda v: np.sum(odeint(func, y0, T, v, b, c, rtol=1e-11, atol=1e-11)), a),
+          _fd_grad(lambda v: np.sum(odeint(func, y0, T, a, v, c, rtol=1e-11, atol=1e-11)), b),
+          _fd_grad(lambda v: np.sum(odeint(func, y0, T, a, b, v, rtol=1e-11, atol=1e-11)), c)]
+    for gi, fi in zip(g, fd):
+        np.testing.assert_allclose(gi, fi, rtol=1e-6, atol=1e-8)
