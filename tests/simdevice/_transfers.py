@@ -20,7 +20,9 @@ _LOGS = []
 _FORBIDDEN = []
 _PAUSED = []
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SKIP = (_HERE, os.path.dirname(np.__file__), os.path.dirname(os.__file__))
+_SKIP = tuple(os.path.join(_HERE, f) for f in ("_array.py", "_transfers.py", "simcupy.py",
+                                                "simcupyx.py")) + (
+    os.path.dirname(np.__file__), os.path.dirname(os.__file__), "<frozen")
 
 
 class HostTransferError(RuntimeError):

@@ -11,6 +11,7 @@ NumPy's dispatch raises TypeError for it as it would on a GPU. Ufuncs take CuPy'
 host data and `asnumpy`/`.get()`, and every move is counted (`_transfers`).
 """
 
+import builtins
 import inspect
 import sys
 import types
@@ -185,8 +186,9 @@ def _from_host(a, dtype, order, ndmin):
 
 
 def _holds_device(a):
-    return any(type(x) is ndarray or (isinstance(x, (list, tuple)) and _holds_device(x))
-               for x in a)
+    # (the builtin: this module's globals hold CuPy's `any`, `all`, `sum`, ...)
+    return builtins.any(type(x) is ndarray or (isinstance(x, (list, tuple)) and
+                                              _holds_device(x)) for x in a)
 
 
 def ascontiguousarray(a, dtype=None):
@@ -203,7 +205,7 @@ def asnumpy(a, stream=None, order="C", out=None, *, blocking=True):
 
 
 def get_array_module(*args):
-    return sys.modules[__name__] if any(type(a) is ndarray for a in args) else np
+    return sys.modules[__name__] if builtins.any(type(a) is ndarray for a in args) else np
 
 
 class _NoCUDA:
