@@ -30,8 +30,9 @@ def _reduction(fun, kind):
     def reduce(a, *args, **kwargs):
         if type(a) is list or type(a) is tuple:
             a = as_input(a)
-        if kwargs and (kwargs.get("where") is not None or kwargs.get("initial") is not None) \
-                and array_module(a) is not np:
+        if kwargs and ("where" in kwargs or "initial" in kwargs) and \
+                (kwargs.get("where") is not None or kwargs.get("initial") is not None) and \
+                array_module(a) is not np:
             return _masked_reduction(fun, kind, a, args, kwargs)
         return fun(a, *args, **kwargs)
     functools.update_wrapper(reduce, fun)
