@@ -96,6 +96,7 @@ def main():
                    help="largest n timed on the CPU (8192 takes long on small machines)")
     p.add_argument("--min-time", type=float, default=0.3, help="seconds of timing per cell")
     p.add_argument("--reps", type=int, default=20, help="at most this many timed runs")
+    p.add_argument("--no-plot", action="store_true", help="write the CSV only")
     args = p.parse_args()
 
     cp = cupy_or_none()
@@ -129,7 +130,8 @@ def main():
         w.writerow(header)
         w.writerows(rows)
     print(f"wrote {os.path.normpath(path)}")
-    _plot(rows, args.out, device)
+    if not args.no_plot:
+        _plot(rows, args.out, device)
 
 
 def _plot(rows, out, device):

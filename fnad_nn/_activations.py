@@ -300,9 +300,9 @@ def _blocks(x, fill):
 def _phi_impl(x):
     """The standard normal CDF. float32 uses one branch-free erfc fit (float32-accurate, and
     accurate relative to Phi itself in the lower tail), block by block so the dozen passes
-    run in cache; float64 uses Cody's erf."""
-    x = np.asarray(x)
-    if x.dtype != np.float32:
+    run in cache; float64 (and any dtype on a device) uses Cody's erf."""
+    x = x if array_module(x) is not np else np.asarray(x)
+    if x.dtype != np.float32 or type(x) is not np.ndarray:
         return 0.5 * (1 + erf(x * _INV_SQRT2))
     return _blocks(x, _phi32_block)
 
@@ -323,8 +323,8 @@ def _gelu_d32_block(x, out):
 
 
 def _gelu_exact_impl(x):
-    x = np.asarray(x)
-    if x.dtype == np.float32:
+    x = x if array_module(x) is not np else np.asarray(x)
+    if x.dtype == np.float32 and type(x) is np.ndarray:  # the blocked pass is NumPy's
         return _blocks(x, _gelu32_block)
     return x * _phi_impl(x)
 

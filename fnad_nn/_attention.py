@@ -92,7 +92,7 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None
             scores = scores * scale + m
             scale = 1.0
     if causal:
-        c = xp.asarray(causal_mask(t_q, t_k))
+        c = xp.tri(t_q, t_k, t_k - t_q, dtype=bool)  # causal_mask, made on the device
         keep = c if keep is None else keep & c
     # the scale, the mask and the softmax in one primitive, in place on one array
     p = attention_softmax(scores, None if keep is None else ~keep, scale)

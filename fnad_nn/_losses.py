@@ -4,7 +4,7 @@ backward is `softmax - target` (and which still differentiate again)."""
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import (ShapedArray, Tracer, array_module, as_primitive, defabstract_eval,
+from fnad.extend import (ShapedArray, array_module, as_primitive, defabstract_eval,
                          defjvp, defvjp, primitive)
 
 from ._activations import _softplus, log_softmax, softmax
@@ -154,9 +154,9 @@ def sparse_softmax_cross_entropy(logits, labels, *, mask=None, ignore_index=None
                          f"of shape {shape_of(logits)[:-1]}, got {labels.shape}.")
     labels, weight = _label_weights(xp, labels, mask, ignore_index, dtype_of(logits))
     c = shape_of(logits)[-1]
-    # Concrete labels are checked; traced ones (a staged step) cannot be.
-    if not isinstance(labels, Tracer) and labels.size and (labels.min() < 0
-                                                          or labels.max() >= c):
+    # Concrete NumPy labels are checked; traced ones (a staged step) cannot be, and device
+    # ones are not (reading the check back would cost a synchronisation each step).
+    if type(labels) is np.ndarray and labels.size and (labels.min() < 0 or labels.max() >= c):
         raise ValueError(f"sparse_softmax_cross_entropy: labels must lie in [0, {c}); got "
                          f"values in [{labels.min()}, {labels.max()}]. Pass ignore_index= for "
                          "padding labels.")

@@ -52,7 +52,8 @@ def _hidden_size(p):
 
 
 def _zeros_state(p, x_step):
-    return np.zeros(shape_of(x_step)[:-1] + (_hidden_size(p),), dtype_of(x_step))
+    # on the inputs' device (zeros_like dispatches to CuPy for CuPy arrays)
+    return fnp.zeros_like(x_step, shape=shape_of(x_step)[:-1] + (_hidden_size(p),))
 
 
 def _gates(z, n):

@@ -4,9 +4,11 @@ small helpers for hyperparameters (floats or schedules), step counters and check
 
 from typing import Any, Callable, NamedTuple
 
+import numpy as np
+
 import fnad
 import fnad.numpy as fnp
-from fnad.extend import Tracer
+from fnad.extend import Tracer, array_module
 
 __all__ = ["GradientTransformation", "EmptyState", "ScheduleState", "chain", "identity",
            "apply_updates", "global_norm"]
@@ -35,8 +37,12 @@ class ScheduleState(NamedTuple):
 # ----------------------------------------------------------------------------- counters
 
 
-def zero_count():
-    """A fresh step counter: an int32 array of shape (), so checkpoints round-trip it."""
+def zero_count(like=None):
+    """A fresh step counter: an int32 array of shape (), so checkpoints round-trip it; on the
+    device of the arrays of the pytree `like` (the params: a state lives with them)."""
+    leaves = fnad.tree_leaves(like) if like is not None else []
+    if leaves:
+        return fnp.zeros_like(leaves[0], shape=(), dtype=fnp.int32)
     return fnp.zeros([], fnp.int32)
 
 
@@ -75,8 +81,10 @@ def cond(pred, true_fun, false_fun, *operands):
 
 def as_scalar(v):
     """A concrete size-1 hyperparameter as a Python float (weakly typed, so float32 leaves stay
-    float32 and any backend accepts it); traced or non-scalar values pass through."""
-    if isinstance(v, Tracer) or isinstance(v, (int, float)):
+    float32 and any backend accepts it); traced, non-scalar and device values (a schedule of
+    a counter on the GPU: reading it back would cost a synchronisation per step) pass
+    through."""
+    if isinstance(v, (Tracer, int, float)) or array_module(v) is not np:
         return v
     if getattr(v, "size", 1) == 1:
         return float(v)
@@ -236,7 +244,7 @@ def stateless(fname, fn, **hypers):
     scheduled = any(callable(h) for h in hypers.values())
 
     def init(params):
-        return ScheduleState(count=zero_count()) if scheduled else EmptyState()
+        return ScheduleState(count=zero_count(params)) if scheduled else EmptyState()
 
     def update(updates, state, params=None):
         count = state.count if scheduled else 0

@@ -72,7 +72,8 @@ def zero_nans():
       state = tx.init(params)
     """
     def init(params):
-        return ZeroNansState(found_nan=fnad.tree_map(lambda p: fnp.asarray(False), params))
+        return ZeroNansState(found_nan=fnad.tree_map(  # on each param's device
+            lambda p: fnp.zeros_like(p, shape=(), dtype=bool), params))
 
     def update(updates, state, params=None):
         # A bool array per leaf, on the leaf's device (no host sync; stageable).

@@ -150,7 +150,7 @@ def trace(decay, nesterov=False):
     check_unit("trace", "decay", decay)
 
     def init(params):
-        return TraceState(count=zero_count(), trace=tree_zeros_like(params))
+        return TraceState(count=zero_count(params), trace=tree_zeros_like(params))
 
     def update(updates, state, params=None):
         d = hyper(decay, state.count)
@@ -200,7 +200,7 @@ def scale_by_adam(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, *, nesterov=False):
     check_nonneg(fname, "eps_root", eps_root)
 
     def init(params):
-        return ScaleByAdamState(count=zero_count(), mu=tree_zeros_like(params),
+        return ScaleByAdamState(count=zero_count(params), mu=tree_zeros_like(params),
                                 nu=tree_zeros_like(params))
 
     def update(updates, state, params=None):
@@ -256,7 +256,7 @@ def scale_by_rms(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
     check_nonneg("scale_by_rms", "eps", eps)
 
     def init(params):
-        return ScaleByRmsState(count=zero_count(), nu=tree_full_like(params, initial_scale))
+        return ScaleByRmsState(count=zero_count(params), nu=tree_full_like(params, initial_scale))
 
     def update(updates, state, params=None):
         d, e = hyper(decay, state.count), hyper(eps, state.count)
@@ -293,7 +293,7 @@ def scale_by_stddev(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
     check_nonneg("scale_by_stddev", "eps", eps)
 
     def init(params):
-        return ScaleByStddevState(count=zero_count(), mu=tree_zeros_like(params),
+        return ScaleByStddevState(count=zero_count(params), mu=tree_zeros_like(params),
                                   nu=tree_full_like(params, initial_scale))
 
     def update(updates, state, params=None):
@@ -338,7 +338,7 @@ def scale_by_adagrad(initial_accumulator_value=0.1, eps=1e-7, *, eps_in_sqrt=Tru
     check_nonneg("scale_by_adagrad", "eps", eps)
 
     def init(params):
-        return ScaleByAdagradState(count=zero_count(),
+        return ScaleByAdagradState(count=zero_count(params),
                                    sum_of_squares=tree_full_like(params,
                                                                  initial_accumulator_value))
 
@@ -382,7 +382,7 @@ def scale_by_lion(b1=0.9, b2=0.99):
     check_unit("scale_by_lion", "b2", b2)
 
     def init(params):
-        return ScaleByLionState(count=zero_count(), mu=tree_zeros_like(params))
+        return ScaleByLionState(count=zero_count(params), mu=tree_zeros_like(params))
 
     def update(updates, state, params=None):
         beta1, beta2 = hyper(b1, state.count), hyper(b2, state.count)

@@ -118,7 +118,7 @@ def multi_steps(opt, every_k_schedule, use_grad_mean=True):
     _every_k(every_k_schedule, 0)
 
     def init(params):
-        return MultiStepsState(mini_step=zero_count(), gradient_step=zero_count(),
+        return MultiStepsState(mini_step=zero_count(params), gradient_step=zero_count(params),
                                inner_opt_state=opt.init(params),
                                acc_grads=tree_zeros_like(params))
 
@@ -137,7 +137,7 @@ def multi_steps(opt, every_k_schedule, use_grad_mean=True):
 
         def emit():
             new_updates, inner_state = opt.update(acc, state.inner_opt_state, params)
-            return new_updates, MultiStepsState(mini_step=zero_count(),
+            return new_updates, MultiStepsState(mini_step=fnp.zeros_like(n),
                                                 gradient_step=inc_count(state.gradient_step),
                                                 inner_opt_state=inner_state,
                                                 acc_grads=tree_zeros_like(acc))
@@ -193,14 +193,15 @@ def apply_if_finite(inner, max_consecutive_errors=None):
       print(int(opt_state.total_notfinite), "steps skipped")
     """
     def init(params):
-        return ApplyIfFiniteState(notfinite_count=zero_count(),
-                                  last_finite=fnp.asarray(True),
-                                  total_notfinite=zero_count(),
+        return ApplyIfFiniteState(notfinite_count=zero_count(params),
+                                  last_finite=zero_count(params) == 0,
+                                  total_notfinite=zero_count(params),
                                   inner_state=inner.init(params))
 
     def update(updates, state, params=None):
         finite = _all_finite_array(updates)
-        notfinite = fnp.where(finite, zero_count(), inc_count(state.notfinite_count))
+        notfinite = fnp.where(finite, fnp.zeros_like(state.notfinite_count),
+                              inc_count(state.notfinite_count))
         total = fnp.where(finite, state.total_notfinite, inc_count(state.total_notfinite))
         apply = finite
         if max_consecutive_errors is not None:

@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from .backend import cupy_module, is_cupy_array
+from .backend import backend_of, is_cupy_array
 from .tracer import Tracer
 
 __all__ = ["ShapedArray", "aval_of", "is_aval", "abstractify", "abstract_eval",
@@ -89,8 +89,9 @@ def aval_of(x):
         return x.aval
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(x.shape, x.dtype)
-    if is_cupy_array(x):
-        return ShapedArray(x.shape, x.dtype, xp=cupy_module())
+    backend = backend_of(x)
+    if backend is not None:
+        return ShapedArray(x.shape, x.dtype, xp=backend.xp)
     dt = _WEAK_DTYPES.get(type(x))
     if dt is not None:
         return ShapedArray((), dt, weak_type=True)

@@ -1,9 +1,19 @@
-"""The array backends: NumPy always, CuPy when it is installed and a GPU is present.
+"""The array backends: NumPy always; a device (GPU) backend when one is registered.
 
 Only this module and the `fnad.numpy` wrapper touch `numpy`/`cupy` directly
 (as `xp`). Every other module asks `array_module(...)` for the module that
 owns its arrays.
+
+A device backend is an array library with CuPy's interface. CuPy is registered on first
+use (the first time a GPU is asked for or a CuPy array is met) when it imports and sees a
+CUDA device; `register_device_backend` is the one way in, for CuPy and for a stand-in with
+the same interface (the simulated device of tests/simdevice), so both take the same
+dispatch. fnad uses a device backend only through CuPy's names: its module `xp` (the
+functions, `asarray`, `cuda.Device`, `cuda.runtime.getDeviceCount()`), its arrays
+(`.get()`, `.device.id`) and `xpx`, its `cupyx` (`scipy.special`).
 """
+
+import types
 
 import numpy as np
 
@@ -11,52 +21,151 @@ from .tracer import Tracer, getval
 
 __all__ = ["array_module", "cupy_or_none", "is_cupy_array", "is_array", "asarray_like",
            "gpu_unavailable_reason", "DeviceMismatchError", "mixed_device_error",
-           "find_mixed_devices", "describe_array", "diagnose_impl_error"]
+           "find_mixed_devices", "describe_array", "diagnose_impl_error", "DeviceBackend",
+           "register_device_backend", "unregister_device_backend", "device_backend",
+           "backend_of", "is_device_array"]
 
 _cupy = False  # not looked up yet
 _cupy_reason = None
 
 
-def cupy_or_none():
-    """The `cupy` module if it imports and sees a GPU, else None."""
+class DeviceBackend:
+    """An array library on a device, as fnad uses it (see the module docstring).
+
+    Attributes:
+      name: what errors call it ("CuPy").
+      xp: its array module.
+      array_type: the type of its arrays.
+      xpx: its `cupyx` module (given as the module or as a function returning it, called
+        on first use).
+    """
+
+    __slots__ = ("name", "xp", "array_type", "_xpx")
+
+    def __init__(self, name, xp, array_type, xpx=None):
+        self.name, self.xp, self.array_type, self._xpx = name, xp, array_type, xpx
+
+    @property
+    def xpx(self):
+        if isinstance(self._xpx, types.FunctionType):
+            self._xpx = self._xpx()
+        return self._xpx
+
+    def __repr__(self):
+        return f"DeviceBackend({self.name!r})"
+
+
+_BACKENDS = []  # registered, oldest first; "gpu" means the last one
+_BY_TYPE = {}  # array type -> its DeviceBackend
+
+
+def register_device_backend(xp, array_type, *, name="CuPy", xpx=None, fallback=False):
+    """Make arrays of `array_type` device ("gpu") arrays whose module is `xp`, and make it
+    the backend that "gpu" names until it is unregistered (with `fallback`, only once every
+    backend registered before it is). Returns the `DeviceBackend`.
+
+    Example (what fnad does for CuPy on first use):
+      register_device_backend(cupy, cupy.ndarray, name="CuPy", xpx=lambda: cupyx,
+                              fallback=True)
+    """
+    backend = DeviceBackend(name, xp, array_type, xpx)
+    if fallback:
+        _BACKENDS.insert(0, backend)
+        _BY_TYPE.setdefault(array_type, backend)
+    else:
+        _BACKENDS.append(backend)
+        _BY_TYPE[array_type] = backend
+    return backend
+
+
+def unregister_device_backend(backend):
+    """Undo `register_device_backend`: its arrays are no longer device arrays, and "gpu"
+    names the backend registered before it (CuPy, looked up again, if none)."""
+    _BACKENDS.remove(backend)
+    if _BY_TYPE.get(backend.array_type) is backend:
+        del _BY_TYPE[backend.array_type]
+        for b in _BACKENDS:  # an older registration of the same type comes back
+            _BY_TYPE.setdefault(b.array_type, b)
+
+
+def device_backend():
+    """The `DeviceBackend` that "gpu" names: the last registered; CuPy, looked up (and
+    registered) once, when none is; None when there is no usable device."""
+    if not _BACKENDS and _cupy is False:
+        _lookup_cupy()
+    return _BACKENDS[-1] if _BACKENDS else None
+
+
+def _lookup_cupy():
+    """Register CuPy (behind any backend already registered) if it imports and sees a
+    GPU; else remember why not."""
     global _cupy, _cupy_reason
-    if _cupy is False:
-        try:
-            cupy = cupy_module()
-        except Exception as e:  # ImportError, or a broken CUDA install
-            _cupy, _cupy_reason = None, f"CuPy is not installed or does not import ({e})"
-            return None
-        try:
-            n = cupy.cuda.runtime.getDeviceCount()
-        except Exception as e:
-            _cupy, _cupy_reason = None, f"CuPy imports but finds no usable CUDA device ({e})"
-            return None
-        if n < 1:
-            _cupy, _cupy_reason = None, "CuPy imports but reports 0 CUDA devices"
-            return None
-        _cupy = cupy
-    return _cupy
+    try:
+        cupy = cupy_module()
+    except Exception as e:  # ImportError, or a broken CUDA install
+        _cupy, _cupy_reason = None, f"CuPy is not installed or does not import ({e})"
+        return
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        _cupy, _cupy_reason = None, f"CuPy imports but finds no usable CUDA device ({e})"
+        return
+    if n < 1:
+        _cupy, _cupy_reason = None, "CuPy imports but reports 0 CUDA devices"
+        return
+    _cupy = cupy
+    register_device_backend(cupy, cupy.ndarray, name="CuPy", xpx=_import_cupyx, fallback=True)
+
+
+def _import_cupyx():
+    import cupyx  # noqa: PLC0415 - optional dependency
+    import cupyx.scipy.special  # noqa: PLC0415, F401 - optional dependency
+    return cupyx
+
+
+def cupy_or_none():
+    """The device array module ("gpu": CuPy, or a registered stand-in) if one can be used,
+    else None."""
+    backend = device_backend()
+    return None if backend is None else backend.xp
 
 
 def gpu_unavailable_reason():
     """None when a GPU can be used, else a sentence saying why not."""
-    return None if cupy_or_none() is not None else _cupy_reason
+    return None if device_backend() is not None else _cupy_reason
 
 
-def is_cupy_array(x):
+def backend_of(x):
+    """The `DeviceBackend` owning array `x`, or None (NumPy arrays, scalars, tracers)."""
     t = type(x)
-    return t.__module__.startswith("cupy") and t.__name__ == "ndarray"
+    if t is np.ndarray:
+        return None
+    backend = _BY_TYPE.get(t)
+    if backend is None and _cupy is False and t.__name__ == "ndarray" and \
+            t.__module__.startswith("cupy"):
+        _lookup_cupy()  # a CuPy array met before any GPU was asked for
+        backend = _BY_TYPE.get(t)
+    return backend
+
+
+def is_device_array(x):
+    """True for an array of a device backend (a CuPy array)."""
+    return backend_of(x) is not None
+
+
+is_cupy_array = is_device_array  # the older name
 
 
 class DeviceMismatchError(ValueError):
-    """An operation received arrays that live on different devices (NumPy and CuPy)."""
+    """An operation received arrays that live on different devices (NumPy and a device)."""
 
 
 def describe_array(x):
     """'a NumPy (cpu) float32 array of shape (3, 4)' style description of a backend array."""
-    if is_cupy_array(x):
+    backend = backend_of(x)
+    if backend is not None:
         dev = getattr(getattr(x, "device", None), "id", 0)
-        where = f"a CuPy (gpu:{dev})"
+        where = f"a {backend.name} (gpu:{dev})"
     else:
         where = "a NumPy (cpu)"
     return f"{where} {x.dtype} array of shape {tuple(x.shape)}"
@@ -82,7 +191,7 @@ def find_mixed_devices(args, kwargs=None):
             x = getval(x)
             if isinstance(x, np.ndarray):
                 np_arr = x if np_arr is None else np_arr
-            elif is_cupy_array(x):
+            elif is_device_array(x):
                 cp_arr = x if cp_arr is None else cp_arr
     if np_arr is not None and cp_arr is not None:
         return np_arr, cp_arr
@@ -90,29 +199,30 @@ def find_mixed_devices(args, kwargs=None):
 
 
 def array_module(*args):
-    """`numpy` or `cupy`, by the arrays among `args` (tracers are looked through).
+    """`numpy` or the device module (`cupy`), by the arrays among `args` (tracers are looked
+    through).
 
-    Mixing NumPy and CuPy arrays raises a DeviceMismatchError (a ValueError) that names
+    Mixing NumPy and device arrays raises a DeviceMismatchError (a ValueError) that names
     both devices and says how to move the arrays.
     """
-    np_arr = cp_arr = None
+    np_arr = dev_arr = None
     for a in args:
         a = getval(a)
+        if isinstance(a, np.ndarray):
+            if dev_arr is not None:
+                raise mixed_device_error(a, dev_arr)
+            np_arr = a
+            continue
         if isinstance(a, Tracer):  # staged: only its abstract value knows the device
             if a.aval.xp is not np:
                 return a.aval.xp
             continue
-        if is_cupy_array(a):
+        backend = backend_of(a)
+        if backend is not None:
             if np_arr is not None:
                 raise mixed_device_error(np_arr, a)
-            cp_arr = a
-        elif isinstance(a, np.ndarray):
-            if cp_arr is not None:
-                raise mixed_device_error(a, cp_arr)
-            np_arr = a
-    if cp_arr is not None:
-        return cupy_or_none() or cupy_module()
-    return np
+            dev_arr, xp = a, backend.xp
+    return np if dev_arr is None else xp
 
 
 def cupy_module():
@@ -122,7 +232,7 @@ def cupy_module():
 
 
 def is_array(x):
-    return isinstance(x, (np.ndarray, np.generic)) or is_cupy_array(x)
+    return isinstance(x, (np.ndarray, np.generic)) or is_device_array(x)
 
 
 def asarray_like(x):
@@ -133,7 +243,7 @@ def asarray_like(x):
 
 
 def diagnose_impl_error(prim, args, kwargs, exc):
-    """Turn a backend's failure on mixed NumPy/CuPy inputs into a DeviceMismatchError, and on
+    """Turn a backend's failure on mixed NumPy/device inputs into a DeviceMismatchError, and on
     complex inputs into an error naming the dtype (the tracer's implementation-error hook;
     fnad/__init__.py installs it)."""
     if isinstance(exc, DeviceMismatchError):

@@ -29,7 +29,9 @@ class Device:
         self.id = id
 
     def __str__(self):
-        return "cpu" if self.platform == "cpu" else f"gpu:{self.id}"
+        if self.platform == "cpu":
+            return "cpu"
+        return "gpu" if self.id is None else f"gpu:{self.id}"
 
     def __repr__(self):
         return f"Device('{self}')"

@@ -37,7 +37,8 @@ def _as_array(x, aval, like):
     if isinstance(x, Tracer) or (hasattr(x, "shape") and not isinstance(x, np.generic)):
         return x
     xp = array_module(*like) if like else np
-    return xp.asarray(x, dtype=aval.dtype)
+    # made where `like` lives (`full`, not `asarray`: on a device a fill, not a copy in)
+    return xp.asarray(x, dtype=aval.dtype) if xp is np else xp.full((), x, dtype=aval.dtype)
 
 
 def _differentiated(leaves):
@@ -319,7 +320,8 @@ def fori_loop(lower, upper, body_fun, init_val):
     if not callable(body_fun):
         raise TypeError(f"fori_loop: body_fun must be callable, got {type(body_fun).__name__}.")
     if _static_int(lower) and _static_int(upper):
-        idx = np.arange(int(lower), max(int(lower), int(upper)))
+        xp = array_module(*tree_flatten(init_val)[0])  # the counter goes where the carry is
+        idx = xp.arange(int(lower), max(int(lower), int(upper)))
         out, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, idx)
         return out
     for b, which in ((lower, "lower"), (upper, "upper")):

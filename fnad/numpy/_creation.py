@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, same_rule
-from .._core.backend import cupy_module, is_cupy_array
+from .._core.backend import backend_of, is_cupy_array
 from .._core.tracer import Tracer
 from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp
 from ._util import wrap, wrap_nondiff
@@ -49,7 +49,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, like=None):
     if isinstance(a, (list, tuple)) and _holds_tracer(a):
         res = fnp.stack([asarray(x) for x in a])
         return res if dtype is None else fnp.astype(res, dtype)
-    if type(a).__module__.startswith("cupy"):
+    if is_cupy_array(a):
         return a if dtype is None else a.astype(dtype, copy=False)
     return np.asarray(a, dtype=dtype, order=order, copy=copy)
 
@@ -63,7 +63,7 @@ def array(object, dtype=None, *, copy=True, order="K", ndmin=0, like=None):
             res = fnp.expand_dims(res, 0)
         return res
     if is_cupy_array(object):
-        return cupy_module().array(object, dtype=dtype, copy=copy, ndmin=ndmin)
+        return backend_of(object).xp.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
     return np.array(object, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
 
 # ----------------------------------------------------------------------------- abstract evaluation

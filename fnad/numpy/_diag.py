@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import standin_rule
+from .._core.backend import array_module
 from .._core.rules import defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, shape, wrap
 
@@ -21,7 +22,7 @@ def _diag_embed(g, out_shape, offset, axis1, axis2):
     z = np.zeros_like(g, shape=out_shape)  # dispatches to CuPy for CuPy arrays
     zt = np.moveaxis(z, (axis1, axis2), (-2, -1))
     k = g.shape[-1]
-    i = np.arange(k)
+    i = array_module(g).arange(k)  # on g's device
     zt[..., i + max(-offset, 0), i + max(offset, 0)] = g
     return z
 

@@ -390,7 +390,7 @@ defjvp(_where_p, None,
 # clip(a, a_min, a_max): inside the closed interval the gradient flows to `a` (PyTorch's
 # clamp); below it to a_min, above it to a_max (a_max wins where a_min > a_max, as NumPy).
 def _clip_masks(a, lo, hi):
-    none = fnp.zeros(shape(a), dtype=bool)
+    none = fnp.zeros_like(a, dtype=bool)
     below = none if lo is None else fnp.less(a, lo)
     above = none if hi is None else fnp.greater(a, hi)
     return ~(below | above), below & ~above, above

@@ -59,13 +59,14 @@ def _complex_dtype(dtype):
                           else np.complex128)
 
 
-def _hermitian_weights(n, m, dtype):
-    """[1, 2, ..., 2, 1 or 2] of length m = n // 2 + 1: the Nyquist bin (even n) counts once."""
-    w = np.full(m, 2.0)
+def _hermitian_weights(n, m, dtype, xp=np):
+    """[1, 2, ..., 2, 1 or 2] of length m = n // 2 + 1: the Nyquist bin (even n) counts once;
+    made by `xp` (on the device of the arrays it weighs)."""
+    w = xp.full(m, 2.0, dtype=np.finfo(dtype).dtype)
     w[0] = 1.0
     if n % 2 == 0:
         w[-1] = 1.0
-    return w.astype(np.finfo(dtype).dtype)
+    return w
 
 
 def _vjp_rfft(g, ans, x, axis, norm):
@@ -76,14 +77,9 @@ def _vjp_rfft(g, ans, x, axis, norm):
 
 def _vjp_irfft(g, ans, x, axis, n, norm):
     m = shape(x)[axis]
-    w = _hermitian_weights(n, m, dtype_of(ans))
+    w = _hermitian_weights(n, m, dtype_of(ans), array_module(g))
     w = w.reshape((m,) + (1,) * (ndim(x) - 1 - axis))
-    return fnp.conj(_rfft_p(g, axis=axis, norm=_SWAP[norm])) * _on_device(w, g)
-
-
-def _on_device(w, like):
-    xp = array_module(like)
-    return w if xp is np else xp.asarray(w)
+    return fnp.conj(_rfft_p(g, axis=axis, norm=_SWAP[norm])) * w
 
 
 defvjp(_fft_p, lambda g, ans, x, axes, norm, inverse: _fft_p(g, axes=axes, norm=norm,

@@ -10,6 +10,7 @@ A leading string 'axis[,ndmin[,trans1d]]' sets the axis, the minimum dimension a
 import numpy as np
 
 from .. import numpy as fnp
+from .._core.backend import array_module
 from .._core.tracer import Tracer
 from ._util import ndim
 
@@ -33,23 +34,24 @@ def _parse_directive(item, axis, ndmin, trans1d):
     return vals[0], vals[1], vals[2]
 
 
-def _range(s, ndmin, trans1d):
+def _range(s, ndmin, trans1d, xp):
     start = 0 if s.start is None else s.start
     step = 1 if s.step is None else s.step
     if isinstance(step, (complex, np.complexfloating)):
-        out = np.linspace(start, s.stop, int(abs(step)))
+        out = xp.linspace(start, s.stop, int(abs(step)))
     else:
-        out = np.arange(start, s.stop, step)
+        out = xp.arange(start, s.stop, step)
     if ndmin > 1:
-        out = np.array(out, ndmin=ndmin)
+        out = xp.array(out, ndmin=ndmin)
         if trans1d != -1:
             out = out.swapaxes(-1, trans1d)
     return out
 
 
-def _item(item, ndmin, trans1d):
+def _item(item, ndmin, trans1d, xp):
     nd = ndim(item)
-    out = fnp.asarray(item)
+    # a Python scalar is made on the arrays' device (np.asarray would leave it on the host)
+    out = xp.full((), item) if isinstance(item, (int, float, complex)) else fnp.asarray(item)
     if nd >= ndmin:
         return out
     out = fnp.reshape(out, (1,) * (ndmin - nd) + fnp.shape(out))
@@ -72,6 +74,7 @@ class AxisConcatenator:
         if not _holds_tracer(key):
             return self._plain[key]
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        xp = array_module(*key)  # ranges and scalars go where the arrays are
         parts = []
         for k, item in enumerate(key):
             if isinstance(item, str):
@@ -79,9 +82,9 @@ class AxisConcatenator:
                     raise ValueError("fnad.numpy.r_/c_: a directive string must come first.")
                 axis, ndmin, trans1d = _parse_directive(item, axis, ndmin, trans1d)
             elif isinstance(item, slice):
-                parts.append(fnp.asarray(_range(item, ndmin, trans1d)))
+                parts.append(_range(item, ndmin, trans1d, xp))
             else:
-                parts.append(_item(item, max(ndmin, 1), trans1d))
+                parts.append(_item(item, max(ndmin, 1), trans1d, xp))
         return fnp.concatenate(parts, axis=axis)
 
     def __len__(self):

@@ -59,9 +59,34 @@ def _index_mul(x, idx, v):
     z = x.copy()
     if _is_unique(idx):
         z[idx] *= v
-    else:
+    elif isinstance(z, np.ndarray):
         np.multiply.at(z, idx, v)
+    else:
+        _multiply_at(z, idx, v)
     return z
+
+
+def _multiply_at(z, idx, v):
+    """`np.multiply.at(z, idx, v)` on a device, whose ufuncs have no `multiply.at` (CuPy's
+    has only add and subtract): the factors landing on one position are laid out in a row
+    of a (positions, most repeats) table padded with ones, and each row's product
+    multiplies its position once. The table's size is read back (it depends on the index
+    values)."""
+    xp = array_module(z)
+    pos = xp.arange(z.size).reshape(z.shape)[idx]
+    vals = xp.broadcast_to(v, pos.shape).ravel()
+    pos = pos.ravel()
+    order = xp.argsort(pos)
+    srt = pos[order]
+    new = xp.concatenate([xp.ones(min(srt.size, 1), bool), srt[1:] != srt[:-1]])
+    group = xp.cumsum(new) - 1
+    starts = xp.flatnonzero(new)
+    rank = xp.arange(srt.size) - starts[group]
+    width = int(rank.max()) + 1 if rank.size else 1
+    table = xp.ones((starts.size, width), dtype=vals.dtype)
+    table[group, rank] = vals[order]
+    flat = z.reshape(-1)
+    flat[srt[starts]] *= table.prod(axis=1)
 
 
 getitem = wrap(index_dispatch(_getitem, 1), "getitem")
@@ -74,7 +99,7 @@ for _f in (getitem, gather_transpose, index_add, index_set, index_mul):
 
 
 def _zeros_for(x, g):
-    return fnp.zeros(shape(x), dtype=dtype_of(g))
+    return fnp.zeros_like(g, shape=shape(x))  # on g's device
 
 
 defvjp(getitem, lambda g, ans, x, idx: gather_transpose(g, idx, shape(x)))
@@ -87,10 +112,10 @@ defvjp(index_add, lambda g, ans, x, idx, v: g,
 defjvp(index_add, lambda t, ans, x, idx, v: t,
        None,
        lambda t, ans, x, idx, v: index_add(_zeros_for(x, t), idx, t))
-defvjp(index_set, lambda g, ans, x, idx, v: index_set(g, idx, fnp.zeros((), dtype_of(g))),
+defvjp(index_set, lambda g, ans, x, idx, v: index_set(g, idx, fnp.zeros_like(g, shape=())),
        None,
        lambda g, ans, x, idx, v: unbroadcast(getitem(g, idx), shape(v)))
-defjvp(index_set, lambda t, ans, x, idx, v: index_set(t, idx, fnp.zeros((), dtype_of(t))),
+defjvp(index_set, lambda t, ans, x, idx, v: index_set(t, idx, fnp.zeros_like(t, shape=())),
        None,
        lambda t, ans, x, idx, v: index_set(_zeros_for(x, t), idx, t))
 
@@ -114,8 +139,8 @@ def _other_factors(x, idx, v):
     rank[order] = xp.arange(srt.size) - xp.repeat(starts, xp.diff(xp.append(starts, srt.size)))
     n_groups, width = int(starts.size), int(rank.max()) + 1 if rank.size else 1
     vf = fnp.ravel(fnp.broadcast_to(v, pos_shape))
-    table = index_set(fnp.ones((n_groups, width), dtype=dtype_of(vf)), (group, rank), vf)
-    one = fnp.ones((n_groups, 1), dtype=dtype_of(vf))
+    table = index_set(fnp.ones_like(vf, shape=(n_groups, width)), (group, rank), vf)
+    one = fnp.ones_like(vf, shape=(n_groups, 1))
     before = fnp.concatenate([one, fnp.cumprod(table, axis=1)[:, :-1]], axis=1)
     after = fnp.concatenate([fnp.flip(fnp.cumprod(fnp.flip(table, 1), axis=1), 1)[:, 1:], one],
                             axis=1)
@@ -125,8 +150,10 @@ def _other_factors(x, idx, v):
 def _quotient_ok(ans, x, v):
     """True when ans / v is the product of the other factors exactly enough: first order
     (nothing traced further: its derivatives cancel badly at small v), no zero or tiny
-    factor, and no product underflowed to 0 (where x is not 0)."""
-    if isinstance(ans, Tracer) or isinstance(x, Tracer) or isinstance(v, Tracer):
+    factor, and no product underflowed to 0 (where x is not 0). False on a device, where
+    checking would read values back: the product form is exact anyway."""
+    if isinstance(ans, Tracer) or isinstance(x, Tracer) or isinstance(v, Tracer) or \
+            not isinstance(ans, np.ndarray):
         return False
     small = np.finfo(np.result_type(dtype_of(v), 1.0)).tiny ** 0.25
     return not bool(np.any(abs(v) < small)) and not bool(np.any((ans == 0) & (x != 0)))
@@ -225,7 +252,7 @@ def take_along_axis(arr, indices, axis):
         else:
             s = [1] * nd
             s[d] = shape(indices)[d]
-            idx.append(np.arange(shape(indices)[d]).reshape(s))
+            idx.append(array_module(arr).arange(shape(indices)[d]).reshape(s))  # arr's device
     return getitem(arr, tuple(idx))
 
 

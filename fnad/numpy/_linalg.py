@@ -18,8 +18,8 @@ from .._core.backend import array_module, asarray_like, is_cupy_array
 from .._core.tracer import Tracer, getval
 from .._core.abstract import ShapedArray
 from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
-from ._util import (as_input, const_of, dtype_of, is_staged, linalg_rule, ndim, shape,
-                    unbroadcast, wrap)
+from ._util import (as_input, const_of, dtype_of, linalg_rule, ndim, shape, unbroadcast,
+                    values_hidden, wrap)
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
@@ -95,8 +95,9 @@ def from_triangle(a, lower=True):
 
 
 def is_zero(g):
-    """True when `g` is a plain array of zeros (an unused output of a multiple-result op)."""
-    return not isinstance(g, Tracer) and not bool(g.any())
+    """True when `g` is a plain NumPy array of zeros (an unused output of a multiple-result
+    op; on a device the values are not read back)."""
+    return not isinstance(g, Tracer) and not values_hidden(g) and not bool(g.any())
 
 
 def as_array(x):
@@ -172,9 +173,11 @@ def _cofactors_by_minors(a):
     n = shape(a)[-1]
     if n == 1:
         return fnp.ones_like(a)
-    keep = np.array([[k for k in range(n) if k != i] for i in range(n)])
+    xp = array_module(a)  # index arrays and signs on a's device
+    k, i = xp.arange(n - 1)[None, :], xp.arange(n)[:, None]
+    keep = k + (k >= i)  # row i: every index but i
     minors = a[..., keep[:, None, :, None], keep[None, :, None, :]]
-    sign = 1.0 - 2.0 * (np.add.outer(np.arange(n), np.arange(n)) % 2)
+    sign = 1.0 - 2.0 * ((i + xp.arange(n)[None, :]) % 2)
     return _det_p(minors) * sign
 
 
@@ -184,8 +187,8 @@ def _cofactors_by_svd(a):
     SVD's rules, which assume distinct singular values)."""
     u, s, vh = fnp.linalg.svd(a)
     n = shape(s)[-1]
-    others = fnp.prod(fnp.where(~np.eye(n, dtype=bool), fnp.expand_dims(s, -2),
-                                fnp.ones((), dtype_of(s))), axis=-1)
+    others = fnp.prod(fnp.where(~array_module(s).eye(n, dtype=bool), fnp.expand_dims(s, -2),
+                                fnp.ones_like(s, shape=())), axis=-1)
     sign = _det_p(const_of(u)) * _det_p(const_of(vh))  # +-1, locally constant
     return fnp.matmul(u * fnp.expand_dims(others * sign[..., None], -2), vh)
 
@@ -207,8 +210,8 @@ def _host_value(v):
 def _cofactors(ans, a):
     """d det(a) / da = det(a) inv(a)^T, or adj(a)^T where some matrix is singular to
     rounding (as PyTorch, whose det gradient at singular matrices is the adjugate). Staged
-    (jit), where no value is known, the adjugate, exact at every rank."""
-    if not is_staged(ans) and not is_staged(a) and not _near_singular(ans, a):
+    (jit) or on a device, where no value is read, the adjugate, exact at every rank."""
+    if not values_hidden(ans) and not values_hidden(a) and not _near_singular(ans, a):
         return fnp.expand_dims(ans, (-1, -2)) * mT(inv(a))
     if shape(a)[-1] <= _MINORS_MAX_N:
         return _cofactors_by_minors(a)
@@ -221,7 +224,7 @@ defjvp(_det_p, lambda t, ans, a: fnp.sum(_cofactors(ans, a) * t, axis=(-1, -2)))
 
 def _inv_for_logdet(ans, a):
     """inv(a)^T, the derivative of logabsdet; refused where it is -inf (a singular matrix)."""
-    if not is_staged(ans[0]) and bool(np.any(getval(ans[0]) == 0)):
+    if not values_hidden(ans[0]) and bool(np.any(getval(ans[0]) == 0)):
         raise np.linalg.LinAlgError(
             f"fnad.numpy.linalg.slogdet: the derivative of logabsdet is undefined at a "
             f"singular matrix (a stack of shape {shape(a)} holds one, where logabsdet is "

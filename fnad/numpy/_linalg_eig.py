@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.backend import array_module
+from .._core.devices import to_numpy
 from .._core.tracer import getval
 from .._core.rules import defabstract_eval, defjvp, defvjp
 from ._linalg import as_array, check_matrix, check_square, diag_embed, diag_part
@@ -221,8 +222,8 @@ def lstsq(a, b, rcond=None):
         resid = fnp.sum(fnp.abs(b2 - fnp.matmul(a, x)) ** 2, axis=-2)
         full = fnp.expand_dims(rank == n, -1) if not vec and len(shape(rank)) else rank == n
         resid = fnp.where(full, resid, fnp.full_like(resid, np.nan))
-    elif m > n and np.all(np.asarray(known) == n):
+    elif m > n and np.all(to_numpy(known) == n):  # on a device, the rank is read back
         resid = fnp.sum(fnp.abs(b2 - fnp.matmul(a, x)) ** 2, axis=-2)
     else:
-        resid = fnp.zeros((0,), np.finfo(dtype_of(x)).dtype)
+        resid = fnp.zeros_like(x, shape=(0,), dtype=np.finfo(dtype_of(x)).dtype)
     return LstsqResult(x[..., 0] if vec else x, resid, rank, s)

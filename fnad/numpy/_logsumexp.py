@@ -26,7 +26,7 @@ def _shift_of(a, axis):
     if not isinstance(v, Tracer):
         return shift(v, axis)
     m = fnp.max(v, axis=axis, keepdims=True)
-    return fnp.where(fnp.isfinite(m), m, fnp.zeros((), m.dtype))
+    return fnp.where(fnp.isfinite(m), m, fnp.zeros_like(m, shape=()))
 
 
 def _lse_impl(a, axis=None, keepdims=False):

@@ -8,6 +8,7 @@ compositions of slicing, reductions and broadcasting, whose rules give the deriv
 import numpy as np
 
 from .. import numpy as fnp
+from .._core.backend import array_module
 from ._util import dtype_of, ndim, shape
 
 _STATS = {"maximum": "max", "minimum": "min", "mean": "mean", "median": "median"}
@@ -37,13 +38,13 @@ def _pad_values(x, ax, lo, hi, mode, opt):
     """The (before, after) blocks of padding along `ax` of `x`."""
     n = shape(x)[ax]
     if mode == "empty":
-        return (fnp.zeros(shape(_slab(x, ax, 0, 0))[:ax] + (w,) + shape(x)[ax + 1:], dtype_of(x))
+        return (fnp.zeros_like(x, shape=shape(x)[:ax] + (w,) + shape(x)[ax + 1:])
                 for w in (lo, hi))
     if mode == "linear_ramp":
         end_lo, end_hi = opt
         edge_lo, edge_hi = _slab(x, ax, 0, 1), _slab(x, ax, n - 1, n)
-        ramp = lambda w: np.arange(w, dtype=np.float64).reshape(  # noqa: E731
-            (w,) + (1,) * (ndim(x) - ax - 1))
+        ramp = lambda w: array_module(x).arange(w, dtype=np.float64).reshape(  # noqa: E731
+            (w,) + (1,) * (ndim(x) - ax - 1))  # on x's device
         before = end_lo + (edge_lo - end_lo) * (ramp(lo) / max(lo, 1))
         after = edge_hi + (end_hi - edge_hi) * ((ramp(hi) + 1) / max(hi, 1))
         return before.astype(dtype_of(x)), after.astype(dtype_of(x))

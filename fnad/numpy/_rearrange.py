@@ -8,6 +8,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import AbstractEvalError
+from .._core.backend import array_module
+from .._core.devices import to_numpy
 from .._core.tracer import getval
 from .._core.rules import defabstract_eval, defjvp, defvjp
 from ._pad_modes import VALUE_MODES, pad_values
@@ -110,7 +112,7 @@ def repeat(a, repeats, axis=None):
                                 "`repeats`, which are not known while staging (jit); pass "
                                 "repeats as a constant (a Python int, a list, or an array "
                                 "closed over) or mark it static.")
-    reps = np.asarray(getval(repeats))
+    reps = np.asarray(to_numpy(getval(repeats)))  # counts on a device are read back
     if reps.ndim == 0 or reps.size == 1:
         r = int(reps.reshape(()))
         x = fnp.expand_dims(a, axis + 1)
@@ -119,7 +121,7 @@ def repeat(a, repeats, axis=None):
     if reps.shape != (s[axis],):
         raise ValueError(f"repeat: repeats of shape {reps.shape} don't match axis {axis} of "
                          f"length {s[axis]}; give one count per element or a scalar.")
-    idx = np.repeat(np.arange(s[axis]), reps)
+    idx = array_module(a).asarray(np.repeat(np.arange(s[axis]), reps))  # to a's device
     return fnp.getitem(a, (slice(None),) * axis + (idx,))
 
 
@@ -170,7 +172,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
     for ax, (lo, hi) in enumerate(pw):
         if lo or hi:
             n = shape(out)[ax]
-            idx = np.pad(np.arange(n), (lo, hi), mode=mode, **kwargs)
+            xp = array_module(out)  # the index on the array's device
+            idx = xp.pad(xp.arange(n), (lo, hi), mode=mode, **kwargs)
             out = fnp.getitem(out, (slice(None),) * ax + (idx,))
     return out
 
@@ -208,6 +211,8 @@ def _edge(e, a, axis):
         return e
     s = list(shape(a))
     s[axis] = 1
+    if not hasattr(e, "dtype"):  # a Python scalar: made on a's device
+        return fnp.full_like(a, e, shape=tuple(s))
     return fnp.broadcast_to(fnp.asarray(e, dtype=dtype_of(a)), tuple(s))
 
 # ----------------------------------------------------------------------------- abstract evaluation

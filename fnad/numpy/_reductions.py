@@ -8,25 +8,73 @@ solve their linear recurrence by products and sums only.
 """
 
 import builtins
+import functools
 
 import numpy as np
 
 from .. import numpy as fnp
+from .._core.backend import array_module
 from .._core.tracer import Tracer, getval
 from .._core.abstract import dtype_rule, reduction_rule
 from .._core.rules import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
 from ._util import accepts_sequences, as_input, dtype_of, ndim, norm_axes, shape, wrap
-from ._util import wrap_nondiff
+from ._util import values_hidden, wrap_nondiff
+
+
+def _reduction(fun, kind):
+    """`fun` (a reduction primitive taking an array first) also taking a list/tuple of traced
+    values there; on a device, whose reductions (CuPy's) have no `where=` or `initial=`,
+    those two are applied with fnad.numpy ops around the reduction: masked-out entries
+    become the identity (`initial` for max/min), and `initial` joins the result. Plain
+    NumPy calls pay one type check and one test of the keywords."""
+    def reduce(a, *args, **kwargs):
+        if type(a) is list or type(a) is tuple:
+            a = as_input(a)
+        if kwargs and ("where" in kwargs or "initial" in kwargs) and \
+                (kwargs.get("where") is not None or kwargs.get("initial") is not None) and \
+                array_module(a) is not np:
+            return _masked_reduction(fun, kind, a, args, kwargs)
+        return fun(a, *args, **kwargs)
+    functools.update_wrapper(reduce, fun)
+    reduce.primitive = fun.primitive
+    return reduce
+
+
+_IDENTITY = {"sum": 0, "any": False, "all": True}
+_JOIN = {"sum": lambda r, i: r + i, "max": lambda r, i: fnp.maximum(r, i),
+         "min": lambda r, i: fnp.minimum(r, i)}
+
+
+def _masked_reduction(fun, kind, a, args, kwargs):
+    kwargs = dict(kwargs)
+    where, initial = kwargs.pop("where", None), kwargs.pop("initial", None)
+    if kind == "mean":
+        if where is None:
+            return fun(a, *args, **kwargs)
+        where = fnp.broadcast_to(where, shape(a))
+        axis = kwargs.get("axis", args[0] if args else None)
+        keep = kwargs.get("keepdims", False)
+        total = sum(fnp.where(where, a, 0), *args, **kwargs)
+        return total / sum(where, axis=axis, keepdims=keep).astype(dtype_of(total))
+    if where is not None:
+        fill = _IDENTITY.get(kind, initial)
+        if fill is None:
+            raise ValueError(f"reduction operation '{kind}imum' does not have an identity, "
+                             "so to use a where mask one has to specify 'initial'")
+        a = fnp.where(where, a, fill)
+    res = fun(a, *args, **kwargs)
+    return res if initial is None else _JOIN[kind](res, initial)
+
 
 # (a list of traced arrays is stacked first, as NumPy converts lists)
-sum = accepts_sequences(wrap(np.sum))
-mean = accepts_sequences(wrap(np.mean))
-amax = accepts_sequences(wrap(np.amax))
-amin = accepts_sequences(wrap(np.amin))
-max = accepts_sequences(wrap(np.max))
-min = accepts_sequences(wrap(np.min))
-any = accepts_sequences(wrap_nondiff(np.any, "any"))
-all = accepts_sequences(wrap_nondiff(np.all, "all"))
+sum = _reduction(wrap(np.sum), "sum")
+mean = _reduction(wrap(np.mean), "mean")
+amax = _reduction(wrap(np.amax), "max")
+amin = _reduction(wrap(np.amin), "min")
+max = _reduction(wrap(np.max), "max")
+min = _reduction(wrap(np.min), "min")
+any = _reduction(wrap_nondiff(np.any, "any"), "any")
+all = _reduction(wrap_nondiff(np.all, "all"), "all")
 count_nonzero = accepts_sequences(wrap_nondiff(np.count_nonzero, "count_nonzero"))
 _prod_p = wrap(lambda a, axis=None, keepdims=False: np.prod(a, axis=axis, keepdims=keepdims),
                "prod")
@@ -105,7 +153,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
 def _prepend(res, axis, value):
     s = list(shape(res))
     s[axis] = 1
-    return fnp.concatenate([fnp.full(tuple(s), value, dtype=dtype_of(res)), res], axis=axis)
+    return fnp.concatenate([fnp.full_like(res, value, shape=tuple(s)), res], axis=axis)
 
 
 # ----------------------------------------------------------------------------- sum, mean
@@ -193,7 +241,10 @@ def _others_last(x):
 
 def _divides_safely(x, ans):
     """True when the quotient forms (ans / x) of prod's and cumprod's rules are exact: no
-    zero or tiny input (0 * inf was NaN) and no product that underflowed to 0."""
+    zero or tiny input (0 * inf was NaN) and no product that underflowed to 0. False on a
+    device, where checking would read values back: the product forms are exact anyway."""
+    if values_hidden(x):
+        return False
     v, out = getval(x), getval(ans)
     small = np.finfo(np.result_type(v.dtype, 1.0)).tiny ** 0.25
     return not bool((np.abs(v) < small).any()) and bool((out != 0).all())
@@ -261,7 +312,7 @@ def _shift_in_one(x):
     """[1, x_0, ..., x_{n-2}] along the last axis (the exclusive products from inclusive)."""
     if shape(x)[-1] == 0:
         return x
-    return fnp.concatenate([fnp.ones(shape(x)[:-1] + (1,), dtype_of(x)), x[..., :-1]], axis=-1)
+    return fnp.concatenate([fnp.ones_like(x, shape=shape(x)[:-1] + (1,)), x[..., :-1]], axis=-1)
 
 
 # out_j = out_{j-1} a_j, so d out_j = a_j d out_{j-1} + out_{j-1} t_j (a linear recurrence),

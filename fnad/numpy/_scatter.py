@@ -6,10 +6,14 @@ Strategies (benchmarks/scatter.py measures them; docs/benchmarks.md has the numb
 - one integer array over the leading axis (embedding lookups, `take(w, ids, axis=0)`):
   sort the row ids once; rows hit once are written with one fancy-index assignment and
   only the repeated rows go through `ufunc.at`, when most rows are hit once;
-- anything else, and CuPy arrays (whose `add.at` is an atomic GPU kernel): `add.at`.
+- anything else: `add.at`; on a device it is the device module's own `add.at` (CuPy's
+  atomic scatter kernel, CuPy >= 13), called directly: NumPy's dispatch of `np.add.at` to
+  CuPy refuses an index tuple.
 """
 
 import numpy as np
+
+from .._core.backend import array_module
 
 _SPLIT_MIN_ROWS = 1024  # below this the sort costs more than it saves
 
@@ -44,6 +48,9 @@ def scatter_add(z, idx, v, fresh=False):
     `fresh=True` promises it holds zeros, so rows hit once are assigned, not added."""
     if is_unique(idx):
         z[idx] += v
+        return z
+    if not isinstance(z, np.ndarray):
+        array_module(z).add.at(z, idx, v)
         return z
     rows = _leading_rows(idx)
     if rows is None or type(z) is not np.ndarray or rows.size < _SPLIT_MIN_ROWS \

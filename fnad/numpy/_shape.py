@@ -128,7 +128,7 @@ def _vjp_concatenate(g, ans, *arrays, axis=0):
 class _ConcatJVPs(dict):
     def get(self, k, default=None):
         def jvp(t, ans, *arrays, axis=0):
-            parts = [t if i == k else fnp.zeros(shape(a), dtype_of(t))
+            parts = [t if i == k else fnp.zeros_like(t, shape=shape(a))  # on t's device
                      for i, a in enumerate(arrays)]
             return fnp.concatenate(parts, axis=axis)
         return jvp

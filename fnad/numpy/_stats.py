@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.tracer import Tracer, getval
-from ._util import as_input, const_of, dtype_of, is_staged, maybe_any, ndim, norm_axes, shape
+from ._util import as_input, const_of, dtype_of, maybe_any, ndim, norm_axes, shape, values_hidden
 
 
 def _no_out(fname, out):
@@ -79,7 +79,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         avg = fnp.mean(a, axis=axis, keepdims=keepdims)
         if not returned:
             return avg
-        return avg, fnp.full(shape(avg), _count(a, axis) * 1.0, dtype=dtype_of(avg))
+        return avg, fnp.full_like(avg, _count(a, axis) * 1.0)
     w = weights
     if shape(w) != shape(a):
         if axis is None or ndim(w) != 1 or isinstance(axis, (tuple, list)):
@@ -91,7 +91,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
                              f"axis {axis} ({shape(a)[ax]}).")
         w = fnp.reshape(w, tuple(shape(w)[0] if i == ax else 1 for i in range(ndim(a))))
     wsum = fnp.sum(fnp.broadcast_to(w, shape(a)), axis=axis, keepdims=keepdims)
-    if not is_staged(wsum) and np.any(getval(wsum) == 0):  # staged: no values to check
+    if not values_hidden(wsum) and np.any(getval(wsum) == 0):  # jit, device: not checked
         raise ZeroDivisionError("average: weights sum to zero, can't be normalized.")
     avg = fnp.sum(a * w, axis=axis, keepdims=keepdims) / wsum
     return (avg, wsum) if returned else avg
@@ -105,7 +105,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 
 def _nan_to(a, value):
-    return fnp.where(fnp.isnan(a), fnp.full((), value, dtype=dtype_of(a)), a)
+    return fnp.where(fnp.isnan(a), fnp.full_like(a, value, shape=()), a)  # on a's device
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, is_aval, ufunc_rule, xp_of
+from .._core.backend import is_device_array
 from .._core.shapes import dtype_of as dtype_of
 from .._core.shapes import ndim as ndim
 from .._core.shapes import norm_axes as norm_axes
@@ -19,7 +20,7 @@ from .._core.tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, r
 
 __all__ = ["wrap", "wrap_nondiff", "accepts_sequences", "as_input", "unbroadcast", "shape",
            "ndim", "dtype_of", "norm_axes", "expand_reduced", "linalg_rule", "is_staged",
-           "maybe_any", "const_of", "refuse_staged"]
+           "values_hidden", "maybe_any", "const_of", "refuse_staged"]
 
 
 def wrap(np_fun, name=None, **kw):
@@ -74,12 +75,21 @@ def is_staged(x):
     return isinstance(getval(x), Tracer)
 
 
+def values_hidden(x):
+    """True when fnad does not read the numbers of `x`: a staged value (inside jit there are
+    none) or a device array (reading them back would cost a device synchronisation). Value
+    checks and shortcuts chosen by values are skipped for such values, as under jit."""
+    v = getval(x)
+    return isinstance(v, Tracer) or is_device_array(v)
+
+
 def maybe_any(mask):
-    """`bool(mask.any())` for concrete values; True for a staged mask (jit knows no values),
-    so that a caller which skips a masking step where nothing is masked takes the general
-    branch, which gives the same values, when staged."""
+    """`bool(mask.any())` for concrete NumPy values; True for a staged mask (jit knows no
+    values) or one on a device (reading it back is a synchronisation), so that a caller
+    which skips a masking step where nothing is masked takes the general branch, which
+    gives the same values."""
     m = unbatched_value(mask)
-    return True if isinstance(m, Tracer) else bool(m.any())
+    return True if isinstance(m, Tracer) or is_device_array(m) else bool(m.any())
 
 
 def refuse_staged(x, name, why, way_out):

@@ -141,7 +141,9 @@ def fold_in(key, data):
     k = check_key(key, "fold_in")
     xp = array_module(k)
     d = int(getval(data)) & MASK32
-    return threefry_2x32(k, xp.asarray([0, d], dtype=xp.uint32))
+    counter = xp.zeros(2, dtype=xp.uint32)  # [0, d], made on the key's device (no copy in)
+    counter[1] = d
+    return threefry_2x32(k, counter)
 
 
 # ----------------------------------------------------------------------------- raw bits

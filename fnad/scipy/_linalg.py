@@ -11,6 +11,8 @@ system (N M unknowns: meant for small matrices).
 import numpy as np
 
 from .. import numpy as fnp
+from .._core.backend import array_module
+from .._core.devices import to_numpy
 from .._core.tracer import getval
 from ..numpy._linalg import as_array, check_matrix, check_square, eye_like, mT
 from ..numpy._util import refuse_staged, shape
@@ -166,10 +168,11 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
                          f"({n_low + n_up + 1}, N) for (l, u) = {(n_low, n_up)}, got "
                          f"{shape(ab)}.")
     n = shape(ab)[1]
-    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    xp = array_module(ab)  # the index arrays on ab's device
+    i, j = xp.meshgrid(xp.arange(n), xp.arange(n), indexing="ij")
     k = n_up + i - j
     inside = (k >= 0) & (k <= n_low + n_up)
-    dense = fnp.where(inside, ab[np.clip(k, 0, n_low + n_up), j], 0.0)
+    dense = fnp.where(inside, ab[xp.clip(k, 0, n_low + n_up), j], 0.0)
     return solve(dense, b)
 
 
@@ -245,11 +248,12 @@ def expm(a):
     refuse_staged(a, "fnad.scipy.linalg.expm", "choose its number of squarings", "call it "
                   "outside jit, or close over the matrix (a constant) instead of passing it")
     # per matrix of a stack: s squarings with ||a / 2^s||_1 <= theta_13 (constants)
-    norm1 = np.max(np.sum(np.abs(np.asarray(getval(a))), axis=-2), axis=-1, initial=0.0)
+    # (on a device the norms are read back: the number of squarings depends on them)
+    norm1 = np.max(np.sum(np.abs(to_numpy(getval(a))), axis=-2), axis=-1, initial=0.0)
     with np.errstate(divide="ignore"):
         s = np.where(norm1 > _THETA13, np.ceil(np.log2(norm1 / _THETA13)), 0.0)
     s = np.where(np.isfinite(s), s, 0.0)
-    a = a / (2.0 ** s)[..., None, None]
+    a = a / array_module(a).asarray((2.0 ** s)[..., None, None])
     b, eye = _PADE13, eye_like(n, a)
     a2 = fnp.matmul(a, a)
     a4 = fnp.matmul(a2, a2)
@@ -261,5 +265,6 @@ def expm(a):
     r = fnp.linalg.solve(v - u, v + u)
     for k in range(int(s.max(initial=0.0))):
         more = (k < s)[..., None, None]
-        r = fnp.where(more, fnp.matmul(r, r), r) if not more.all() else fnp.matmul(r, r)
+        r = fnp.where(array_module(r).asarray(more), fnp.matmul(r, r), r) \
+            if not more.all() else fnp.matmul(r, r)
     return r

@@ -46,7 +46,10 @@ def _lu_kernel(a, pivot):
 
 
 def swaps_to_perm(swaps, m):
-    """The row order perm (P^T A = A[perm]) from LAPACK-style swaps."""
+    """The row order perm (P^T A = A[perm]) from LAPACK-style swaps (on the host: device
+    swaps are copied there and the order copied back)."""
+    if array_module(swaps) is not np:
+        return array_module(swaps).asarray(swaps_to_perm(swaps.get(), m))
     perm = np.broadcast_to(np.arange(m), swaps.shape[:-1] + (m,)).copy()
     for j in range(swaps.shape[-1]):
         p = swaps[..., j:j + 1]
@@ -60,8 +63,12 @@ _lu_p = wrap(lambda a: tuple(_lu_kernel(a, False)[1:]), "lu_nopivot", multiple_r
 
 
 def _pivots(a):
-    swaps = _lu_kernel(np.asarray(a), True)[0]
-    return swaps_to_perm(swaps, a.shape[-2]), swaps
+    """The row swaps of partial pivoting and the permutation they make, found on the host
+    (a device array is copied there and the pivots copied back: the search reads values)."""
+    xp = array_module(a)
+    swaps = _lu_kernel(a if xp is np else a.get(), True)[0]
+    perm = swaps_to_perm(swaps, a.shape[-2])
+    return (perm, swaps) if xp is np else (xp.asarray(perm), xp.asarray(swaps))
 
 
 # The pivoting as primitives without derivative, so that jit stages them like any other op.
@@ -129,7 +136,8 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
         return fnp.take_along_axis(low, idx, axis=-2), up
     if p_indices:
         return inv, low, up
-    p = perm[..., None, :] == np.arange(m)[:, None]  # p[r, c] = 1 where A's row r is LU's c
+    rows = array_module(perm).arange(m)[:, None]  # on perm's device
+    p = perm[..., None, :] == rows  # p[r, c] = 1 where A's row r is LU's c
     return fnp.astype(p, dtype_of(low)), low, up
 
 
@@ -165,7 +173,8 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
       x = fnad.scipy.linalg.lu_solve(fnad.scipy.linalg.lu_factor(a), b)
     """
     lu_, piv = lu_and_piv
-    piv = const_of(piv) if isinstance(piv, Tracer) else np.asarray(piv)
+    piv = const_of(piv) if isinstance(piv, Tracer) or array_module(piv) is not np else \
+        np.asarray(piv)
     perm = _perm_p(piv, shape(lu_)[-1])
     b = b if hasattr(b, "shape") else np.asarray(b, dtype=np.float64)
     vec = len(shape(b)) == 1

@@ -36,7 +36,8 @@ _E = tuple(b5 - b4 for b5, b4 in zip(_B5, _B4))
 
 def _ravel(tree):
     leaves, treedef = tree_flatten(tree)
-    xp = array_module(*leaves)
+    # 0-d host leaves (the cotangent of a Python-float time) join the arrays' device
+    xp = array_module(*[x for x in leaves if np.ndim(x)])
     shapes = [np.shape(x) for x in leaves]
     flat = xp.concatenate([xp.ravel(xp.asarray(x)) for x in leaves])
 
@@ -164,7 +165,7 @@ def _make(func, opts):
         ys, t, args = res
         at = lambda tree, i: tree_map(lambda x: x[i], tree)  # noqa: E731
         y_bar = at(g, -1)
-        t0_bar = fnp.zeros((), fnp.result_type(t))
+        t0_bar = fnp.zeros_like(t, shape=())  # on t's device
         args_bar = tree_map(fnp.zeros_like, args)
         ts_bar = []
         aug = _make(aug_dynamics, opts)
@@ -229,10 +230,13 @@ def _float_array(x):
     if isinstance(x, Tracer):
         return x
     x = np.asarray(x) if not hasattr(x, "dtype") else x
-    return x if x.dtype.kind in "fc" else x.astype(np.float64)
+    x = x if x.dtype.kind in "fc" else x.astype(np.float64)
+    # a 0-d host value as a NumPy scalar, which combines with device arrays
+    return x[()] if type(x) is np.ndarray and x.ndim == 0 else x
 
 
 def _value(x):
-    """The concrete value of `x`, or None for a staged one (nothing to check)."""
+    """The concrete value of `x`, or None for a staged one or one on a device (nothing to
+    check: reading it back would cost a synchronisation)."""
     v = getval(x)
-    return None if isinstance(v, Tracer) else v
+    return None if isinstance(v, Tracer) or array_module(v) is not np else v

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.backend import asarray_like, is_cupy_array
+from .._core.backend import asarray_like, backend_of, is_device_array
 from .._core.tracer import Tracer
 from .._core.abstract import dtype_rule, elementwise_rule
 from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
@@ -49,9 +49,14 @@ def _kernel(name, np_kernel, complex_kernel=None):
             if complex_kernel is None:
                 refuse_complex(name, args)
             return complex_kernel(*args, real_kernel=impl)
-        if any(is_cupy_array(a) for a in args):
-            import cupyx.scipy.special as cupy_special  # noqa: PLC0415 - optional dependency
-            return getattr(cupy_special, name)(*args)
+        for a in args:
+            backend = backend_of(a)
+            if backend is not None:
+                fn = getattr(backend.xpx.scipy.special, name, None)
+                if fn is None:  # cupyx has no jn, iv, ive: the NumPy kernel, on host copies
+                    host = [x.get() if is_device_array(x) else x for x in args]
+                    return backend.xp.asarray(np_kernel(*host))
+                return fn(*args)
         return np_kernel(*args)
     impl.__name__ = name
     impl.__doc__ = np_kernel.__doc__
@@ -59,7 +64,10 @@ def _kernel(name, np_kernel, complex_kernel=None):
 
 
 def _arr(x):
-    return x if isinstance(x, Tracer) else asarray_like(x)
+    if isinstance(x, Tracer):
+        return x
+    x = asarray_like(x)  # a 0-d host value as a NumPy scalar, which combines with device arrays
+    return x[()] if type(x) is np.ndarray and x.ndim == 0 else x
 
 
 def _bcast(r, ans):
@@ -183,7 +191,9 @@ def _shifted(x, axis):
     each sum of exponentials is at least 1: no log(0)). A complex `x` is shifted by the
     max of its real part (a real shift: the imaginary parts are phases)."""
     m = np.max(x.real if x.dtype.kind == "c" else x, axis=axis, keepdims=True)
-    finite = math.isfinite(m.sum())  # one cheap test; rare rows of infinities shift by 0
+    # one cheap test; rare rows of infinities shift by 0 (on a device, reading the test back
+    # would cost a synchronisation: always the general form)
+    finite = isinstance(m, np.ndarray) and math.isfinite(m.sum())
     if not finite:
         m = np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
     s = x - m

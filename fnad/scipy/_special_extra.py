@@ -17,7 +17,7 @@ from .._core.tracer import getval
 from .._core.rules import defjvp, defvjp
 from .._core.abstract import elementwise_rule
 from .._core.rules import as_primitive, defabstract_eval
-from ..numpy._util import const_of, is_staged, maybe_any, shape, unbroadcast, wrap
+from ..numpy._util import const_of, maybe_any, shape, unbroadcast, values_hidden, wrap
 from . import _faddeeva, _special_kernels as _k
 from ._special import (_arr, _bcast, _def_unary, _kernel, digamma, erfc, gammaln,
                        refuse_complex)
@@ -36,7 +36,7 @@ gammaincc = wrap(_kernel("gammaincc", _k.gammaincc), "gammaincc")
 betainc = wrap(_kernel("betainc", _k.betainc), "betainc")
 gammaincinv = wrap(_kernel("gammaincinv", _k.gammaincinv), "gammaincinv")
 # dP(a, x)/da: series / differentiated continued fraction (first order in a only).
-_gammainc_da = wrap(_k.gammainc_da, "gammainc_da")
+_gammainc_da = wrap(_kernel("gammainc_da", _k.gammainc_da), "gammainc_da")  # device: host
 betaincinv = wrap(_kernel("betaincinv", _k.betaincinv), "betaincinv")
 
 
@@ -178,7 +178,9 @@ def betaln(a, b):
         return by_logs
     sa, sb = fnp.where(small, a, 1.0), fnp.where(small, b, 1.0)
     direct = fnp.log(fnp.abs(gamma(sa) * gamma(sb) * rgamma(sa + sb)))
-    return fnp.where(small, direct, by_logs)
+    out = fnp.where(small, direct, by_logs)
+    # scalars give a NumPy scalar, as SciPy's (a 0-d array would not combine with device arrays)
+    return out[()] if type(out) is np.ndarray and out.ndim == 0 else out
 
 
 def beta(a, b):
@@ -211,7 +213,7 @@ def multigammaln(a, d):
                          f"{d!r}.")
     a, d = _arr(a), int(d)
     refuse_complex("multigammaln", (a,))
-    if not is_staged(a) and np.any(getval(a) <= 0.5 * (d - 1)):  # staged: no values
+    if not values_hidden(a) and np.any(getval(a) <= 0.5 * (d - 1)):  # jit, device: unread
         raise ValueError("fnad.scipy.special.multigammaln: every entry of a must be > "
                          f"(d - 1) / 2 = {0.5 * (d - 1)}, got min {np.min(getval(a))}.")
     out = 0.25 * d * (d - 1) * math.log(math.pi)

@@ -14,8 +14,9 @@ import numpy as np
 
 from .. import numpy as fnp
 from .. import random as frandom
+from .._core.backend import array_module
 from .._core.tracer import Tracer
-from ..numpy._util import is_staged, refuse_staged
+from ..numpy._util import is_staged, refuse_staged, values_hidden
 from . import special as sp
 from ._stats_util import NEG_INF, Family, arr, sample_shape, std_gamma, val, where
 
@@ -33,14 +34,15 @@ def _mvn_args(mean, cov, fname):
     elif cov.ndim:
         d = cov.shape[-1]
     d = d or 1
+    xp = array_module(cov, *(() if mean is None else (mean,)))  # constants on their device
     if mean is None:
-        mean = fnp.zeros((d,))
+        mean = xp.zeros((d,))
     elif not mean.ndim:
         mean = fnp.broadcast_to(mean, (d,))
     if cov.ndim == 0:
-        cov = cov * np.eye(d)
+        cov = cov * xp.eye(d)
     elif cov.ndim == 1:
-        cov = fnp.expand_dims(cov, -1) * np.eye(d)
+        cov = fnp.expand_dims(cov, -1) * xp.eye(d)
     if mean.ndim != 1 or cov.shape != (d, d):
         raise ValueError(f"fnad.scipy.stats.multivariate_normal.{fname}: mean must be (d,) and "
                          f"cov (d, d) (or a scalar / diagonal), got mean {mean.shape} and cov "
@@ -149,7 +151,7 @@ multivariate_normal = Family(
 def _dirichlet_x(x, alpha, fname):
     """x with the components on axis 0 (K of them, or K - 1 completed by 1 - sum)."""
     x, alpha = arr(x), arr(alpha)
-    if alpha.ndim != 1 or (not is_staged(alpha) and not np.all(val(alpha) > 0)):
+    if alpha.ndim != 1 or (not values_hidden(alpha) and not np.all(val(alpha) > 0)):
         raise ValueError(f"fnad.scipy.stats.dirichlet.{fname}: alpha must be a vector of "
                          f"positive entries, got shape {alpha.shape}.")
     k = alpha.shape[0]
@@ -159,7 +161,7 @@ def _dirichlet_x(x, alpha, fname):
         raise ValueError(f"fnad.scipy.stats.dirichlet.{fname}: x must have {k} (or {k - 1}) "
                          f"components on axis 0 for alpha of length {k}, got shape {x.shape}.")
     xv = val(x)
-    if is_staged(xv):  # jit: no values to check
+    if values_hidden(xv):  # jit, device: the values are not read
         return x, alpha
     if np.any(xv < 0) or np.any(xv > 1) or np.any(np.abs(xv.sum(axis=0) - 1) > 1e-9):
         raise ValueError(f"fnad.scipy.stats.dirichlet.{fname}: every point of x must lie in "

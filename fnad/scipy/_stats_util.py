@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .. import random as frandom
+from .._core.backend import is_device_array
 from .._core.tracer import Tracer, getval
 from ..numpy._util import const_of, maybe_any, shape
 
@@ -14,19 +15,23 @@ NEG_INF = -np.inf
 
 
 def arr(x):
-    """`x` as a float array (tracers kept; integer and Python inputs become float64)."""
+    """`x` as a float array (tracers and device arrays kept; integer and Python inputs become
+    float64); a 0-d host value becomes a NumPy scalar, which combines with arrays of any
+    device (a 0-d NumPy array would not combine with a device array)."""
     if isinstance(x, Tracer):
         return x
-    x = np.asarray(x)
-    return x if x.dtype.kind == "f" else x.astype(np.float64)
+    if not is_device_array(x):
+        x = np.asarray(x)
+    x = x if x.dtype.kind == "f" else x.astype(np.float64)
+    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
 
 def where(cond, x, fill):
     """x where cond, else the constant `fill`, broadcast to the common shape."""
     x = arr(x)
     out_shape = np.broadcast_shapes(np.shape(cond), shape(x))
-    filled = fnp.full(out_shape, fill, dtype=getval(x).dtype)
-    return fnp.where(cond, x, filled)
+    out = fnp.where(cond, x, fill)  # `fill` a Python scalar: x's dtype, on their device
+    return out if shape(out) == out_shape else fnp.broadcast_to(out, out_shape)
 
 
 def safe(x, ok, value):
@@ -37,9 +42,13 @@ def safe(x, ok, value):
 
 def val(x):
     """The plain values of `x` (tracers unwrapped), as an array; a batched value (vmap)
-    stays batched and a staged one (jit) staged, for comparisons and fnp.where."""
+    stays batched, a staged one (jit) staged and a device one on its device, for comparisons
+    and fnp.where; a 0-d host value is a NumPy scalar (it combines with device arrays)."""
     v = const_of(x)
-    return v if isinstance(v, Tracer) else np.asarray(v)
+    if isinstance(v, Tracer) or is_device_array(v):
+        return v
+    v = np.asarray(v)
+    return v[()] if v.ndim == 0 else v
 
 
 def standardize(x, loc, scale):

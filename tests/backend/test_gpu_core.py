@@ -7,7 +7,7 @@ import pytest
 import fnad
 import fnad.numpy as fnp
 import fnad.random as jr
-from fnad._core.backend import DeviceMismatchError, is_cupy_array
+from fnad._core.backend import DeviceMismatchError, device_backend, is_cupy_array
 from tests.core.test_random import _draws
 
 pytestmark = pytest.mark.gpu
@@ -26,11 +26,30 @@ def _params(dtype=np.float64):
 
 
 def _no_sync(cp):
-    """A context that raises on device synchronisation (host copies), if CuPy has one."""
+    """A context that raises on device synchronisation (host copies), if the device's cupyx
+    has one (CuPy's, or the simulated device's)."""
     import contextlib
-    import cupyx
-    allow = getattr(cupyx, "allow_synchronize", None)
+    allow = getattr(device_backend().xpx, "allow_synchronize", None)
     return allow(False) if allow is not None else contextlib.nullcontext()
+
+
+def _device_draws(key, cp):
+    """tests/core/test_random.py's draws with a device key (categorical's logits on the
+    device too: a host array there is a device mismatch)."""
+    import fnad.random as jr_
+    out = {}
+    for name, f in [("bits", lambda: jr_.bits(key, (7,))), ("uniform", lambda: jr_.uniform(
+            key, (5,))), ("normal", lambda: jr_.normal(key, (2, 3))),
+            ("normal64", lambda: jr_.normal(key, (3,), np.float64)),
+            ("normal16", lambda: jr_.normal(key, (3,), np.float16)),
+            ("tn", lambda: jr_.truncated_normal(key, -1.0, 2.0, (4,))),
+            ("bern", lambda: jr_.bernoulli(key, 0.3, (9,))),
+            ("cat", lambda: jr_.categorical(key, cp.zeros((3, 4)))),
+            ("randint", lambda: jr_.randint(key, (6,), -5, 5)),
+            ("perm", lambda: jr_.permutation(key, 11)), ("gumbel", lambda: jr_.gumbel(key, (3,))),
+            ("split", lambda: jr_.split(key, 3)), ("fold", lambda: jr_.fold_in(key, 7))]:
+        out[name] = f()
+    return out
 
 
 def test_devices_and_moves(cp):
@@ -133,8 +152,8 @@ def test_prng_bit_identical_on_cpu_and_gpu(cp):
     for seed in (0, 1, 12345):
         key = jr.PRNGKey(seed)
         cpu = _draws(key)
-        gpu = _draws(fnad.device_put(key, "gpu"))
-        for name in cpu:
+        gpu = _device_draws(fnad.device_put(key, "gpu"), cp)
+        for name in gpu:
             g = gpu[name]
             assert is_cupy_array(g), f"{name} left the GPU"
             assert g.dtype == cpu[name].dtype, name

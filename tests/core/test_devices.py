@@ -4,12 +4,15 @@ The GPU side (arrays really moving, transforms staying on the GPU) is tested in
 tests/backend/, marked `gpu`.
 """
 
+import types
+
 import numpy as np
 import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._core.backend import DeviceMismatchError, array_module, find_mixed_devices
+from fnad._core.backend import (DeviceMismatchError, array_module, find_mixed_devices,
+                                register_device_backend, unregister_device_backend)
 from fnad._core.devices import Device, device_of, parse_device
 
 HAS_GPU = bool(fnad.devices("gpu"))
@@ -35,6 +38,15 @@ class FakeCupyArray:
 
 FakeCupyArray.__module__ = "cupy._core.core"
 FakeCupyArray.__name__ = FakeCupyArray.__qualname__ = "ndarray"
+
+
+@pytest.fixture
+def fake_cupy():
+    """FakeCupyArray registered as a device backend named CuPy (fnad knows a device backend
+    only by registration; tests/simdevice has a complete one)."""
+    backend = register_device_backend(types.SimpleNamespace(), FakeCupyArray, name="CuPy")
+    yield backend
+    unregister_device_backend(backend)
 
 
 def test_devices_lists_cpu_first():
@@ -120,6 +132,7 @@ def test_device_put_is_differentiable():
 
 # ----------------------------------------------------------------------------- mixing devices
 
+@pytest.mark.usefixtures("fake_cupy")
 def test_array_module_names_both_devices():
     a, c = np.ones((2, 2)), FakeCupyArray((3,), np.float32)
     for args in [(a, c), (c, a)]:
@@ -133,6 +146,7 @@ def test_array_module_names_both_devices():
     assert array_module(np.float32(1.0), 2.0) is np  # scalars are on no device
 
 
+@pytest.mark.usefixtures("fake_cupy")
 def test_find_mixed_devices():
     a, c = np.ones(2), FakeCupyArray()
     assert find_mixed_devices((a, 1.0)) is None
@@ -142,6 +156,7 @@ def test_find_mixed_devices():
     assert find_mixed_devices((np.float64(1.0), c)) is None
 
 
+@pytest.mark.usefixtures("fake_cupy")
 def test_primitive_call_mixing_devices_raises_clear_error():
     a, c = np.ones(3), FakeCupyArray((3,), np.float64)
     with pytest.raises(DeviceMismatchError, match=r"concatenate: .*NumPy \(cpu\).*CuPy"):
@@ -152,6 +167,7 @@ def test_primitive_call_mixing_devices_raises_clear_error():
     assert isinstance(info.value.__cause__, TypeError)  # CuPy's own error is kept as cause
 
 
+@pytest.mark.usefixtures("fake_cupy")
 @pytest.mark.parametrize("f", [lambda v, c: fnp.sum(fnp.multiply(v, c)),
                                lambda v, c: fnp.sum(fnp.concatenate([v, c])),
                                lambda v, c: fnp.sum(fnp.where(v > 0, v, c))],
@@ -164,6 +180,7 @@ def test_traced_call_mixing_devices_raises_clear_error(f):
         fnad.jvp(lambda v: f(v, c), (np.ones(3),), (np.ones(3),))
 
 
+@pytest.mark.usefixtures("fake_cupy")
 def test_traced_operator_mixing_devices_raises_clear_error():
     c = FakeCupyArray((3,), np.float64)
     with pytest.raises(DeviceMismatchError, match="device_put"):
