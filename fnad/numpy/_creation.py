@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, same_rule
-from .._core.backend import backend_of, is_cupy_array
+from .._core.backend import array_module, backend_of, is_cupy_array
 from .._core.tracer import Tracer
 from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp
 from ._util import wrap, wrap_nondiff
@@ -41,13 +41,30 @@ def _holds_tracer(obj):
     return False
 
 
+def _tracers_in(obj):
+    if isinstance(obj, Tracer):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _tracers_in(o)
+
+
+def _on(xp, x):
+    """A plain item of a list holding traced values, made an array of `xp`: a Python number
+    is filled in on the device (no copy from the host)."""
+    if isinstance(x, (bool, int, float, complex)):
+        return xp.full((), x, dtype=np.asarray(x).dtype)
+    return xp.asarray(x)
+
+
 def asarray(a, dtype=None, order=None, *, copy=None, like=None):
     """`a` as an array. Traced values pass through (cast if `dtype` differs); nested lists
     holding traced values are stacked, so their derivatives survive."""
     if isinstance(a, Tracer):
         return a if dtype is None else fnp.astype(a, dtype)
     if isinstance(a, (list, tuple)) and _holds_tracer(a):
-        res = fnp.stack([asarray(x) for x in a])
+        xp = array_module(*_tracers_in(a))  # plain items go to the traced values' device
+        res = fnp.stack([asarray(x) if _holds_tracer(x) else _on(xp, x) for x in a])
         return res if dtype is None else fnp.astype(res, dtype)
     if is_cupy_array(a):
         return a if dtype is None else a.astype(dtype, copy=False)

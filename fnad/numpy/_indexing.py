@@ -294,9 +294,11 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     """
     if order is not None:
         raise ValueError("fnad.numpy.partition: order= (structured arrays) is not supported.")
+    if kind != "introselect":
+        raise ValueError(f"fnad.numpy.partition: kind={kind!r}; NumPy has only 'introselect'.")
     if axis is None:
-        return partition(fnp.ravel(a), kth, axis=-1, kind=kind)
-    return take_along_axis(a, argpartition(a, kth, axis=axis, kind=kind), axis)
+        return partition(fnp.ravel(a), kth, axis=-1)
+    return take_along_axis(a, argpartition(a, kth, axis=axis), axis)  # no kind: CuPy has none
 
 
 # ----------------------------------------------------------------------------- abstract evaluation
