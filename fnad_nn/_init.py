@@ -10,19 +10,12 @@ import math
 
 import numpy as np
 
+import fnad.random as random
+
 __all__ = ["zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
            "kaiming_uniform", "kaiming_normal", "he_uniform", "he_normal", "xavier_uniform",
            "xavier_normal", "glorot_uniform", "glorot_normal", "calculate_gain", "fans",
            "torch_default_uniform"]
-
-
-def _random():
-    try:
-        import fnad.random as random
-    except ImportError as e:  # pragma: no cover - only while fnad.random is being written
-        raise ImportError("fnad_nn initialisers need fnad.random (PRNGKey, normal, uniform, "
-                          "truncated_normal); it is not importable yet.") from e
-    return random
 
 
 def _shape(shape):
@@ -111,7 +104,7 @@ def normal(key, shape, dtype=np.float32, *, mean=0.0, std=1.0):
     Example:
       w = normal(fnad.random.PRNGKey(0), (3, 4), std=0.02)
     """
-    x = _random().normal(key, _shape(shape), dtype)
+    x = random.normal(key, _shape(shape), dtype)
     return (x * std + mean).astype(dtype)
 
 
@@ -129,7 +122,7 @@ def uniform(key, shape, dtype=np.float32, *, low=0.0, high=1.0):
     Example:
       w = uniform(fnad.random.PRNGKey(0), (3, 4), low=-0.1, high=0.1)
     """
-    return _random().uniform(key, _shape(shape), dtype, minval=low, maxval=high)
+    return random.uniform(key, _shape(shape), dtype, minval=low, maxval=high)
 
 
 def truncated_normal(key, shape, dtype=np.float32, *, mean=0.0, std=1.0, a=-2.0, b=2.0):
@@ -149,7 +142,7 @@ def truncated_normal(key, shape, dtype=np.float32, *, mean=0.0, std=1.0, a=-2.0,
       w = truncated_normal(fnad.random.PRNGKey(0), (3, 4), std=0.02, a=-0.04, b=0.04)
     """
     lo, hi = (a - mean) / std, (b - mean) / std
-    z = _random().truncated_normal(key, lo, hi, _shape(shape), dtype)
+    z = random.truncated_normal(key, lo, hi, _shape(shape), dtype)
     return (z * std + mean).astype(dtype)
 
 
