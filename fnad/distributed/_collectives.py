@@ -86,8 +86,18 @@ def pmean(tree, *, bucket_bytes=None):
       grads = dist.pmean(fnad.grad(loss)(params, local_batch))
     """
     n = process_count()
-    summed = psum(tree, bucket_bytes=bucket_bytes)
-    return tree_map(lambda s: s if n == 1 and s.dtype.kind in "fc" else s / n, summed)
+    return tree_map(lambda s: _divide(s, n), psum(tree, bucket_bytes=bucket_bytes))
+
+
+def _divide(s, n):
+    if s.dtype.kind not in "fc":
+        return s / n  # integers: a float mean, as JAX
+    if n == 1:
+        return s
+    if isinstance(s, Tracer):
+        return s / n
+    s /= n  # with several processes psum's result is a new array of ours: no second copy
+    return s
 
 
 def _axes(leaves, layout, axis, name, extra):

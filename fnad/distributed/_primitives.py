@@ -25,7 +25,7 @@ from .._core.rules import defabstract_eval, defbatch, defjvp_all, defvjp_all
 from .._core.tracer import primitive
 from .. import numpy as fnp
 from ._agree import agree
-from ._buckets import aligned_offsets, buckets, groups, reduction_dtype
+from ._buckets import aligned_offsets, buckets, empty, groups, reduction_dtype
 from ._transport import transport_for
 from ._world import world
 
@@ -82,11 +82,11 @@ def _psum_impl(*xs, layout, bucket_bytes):
             if len(pos) == 1:  # a leaf alone: straight from its memory, no packing
                 x = xs[pos[0]]
                 send = xp.asarray(x, dtype=rdt, order="C")
-                recv = send if send is not x else xp.empty(x.shape, rdt)
+                recv = send if send is not x else empty(xp, x.shape, rdt)
                 t.allreduce(send, recv)
                 out[pos[0]] = recv.astype(dtype, copy=False)
                 continue
-            buf = xp.empty(sum(xs[i].size for i in pos), rdt)
+            buf = empty(xp, (sum(xs[i].size for i in pos),), rdt)
             off = 0
             for i in pos:
                 buf[off:off + xs[i].size] = xs[i].reshape(-1)
@@ -142,15 +142,15 @@ def _all_gather_impl(*xs, axes, tiled, layout, bucket_bytes):
             pos = [idx[k] for k in run]
             if len(pos) == 1:
                 x = xp.asarray(xs[pos[0]], order="C")
-                recv = xp.empty((n,) + x.shape, x.dtype)
+                recv = empty(xp, (n,) + x.shape, x.dtype)
                 t.allgather(x, recv)
                 stacked[pos[0]] = recv
                 continue
             offsets, total = aligned_offsets([xs[i].nbytes for i in pos])
-            buf = xp.empty(total, np.uint8)
+            buf = empty(xp, (total,), np.uint8)
             for i, o in zip(pos, offsets):
                 buf[o:o + xs[i].nbytes] = _bytes(xp.asarray(xs[i], order="C"))
-            recv = xp.empty((n, total), np.uint8)
+            recv = empty(xp, (n, total), np.uint8)
             t.allgather(buf, recv)
             for i, o in zip(pos, offsets):
                 raw = xp.ascontiguousarray(recv[:, o:o + xs[i].nbytes])
@@ -220,12 +220,12 @@ def _psum_scatter_impl(*xs, axes, tiled, layout, bucket_bytes):
             if len(pos) == 1:
                 send = xp.asarray(rows[0], dtype=rdt, order="C")
             else:
-                send = xp.empty((n, sum(widths)), rdt)
+                send = empty(xp, (n, sum(widths)), rdt)
                 off = 0
                 for r, wd in zip(rows, widths):
                     send[:, off:off + wd] = r
                     off += wd
-            recv = xp.empty(sum(widths), rdt)
+            recv = empty(xp, (sum(widths),), rdt)
             t.reduce_scatter(send, recv)
             off = 0
             for i, wd in zip(pos, widths):
@@ -285,12 +285,12 @@ def _broadcast_impl(*xs, root, layout, bucket_bytes):
             pos = [idx[k] for k in run]
             if len(pos) == 1:
                 x = xs[pos[0]]
-                buf = xp.asarray(x, order="C") if sender else xp.empty(x.shape, x.dtype)
+                buf = xp.asarray(x, order="C") if sender else empty(xp, x.shape, x.dtype)
                 t.bcast(buf, root)
                 out[pos[0]] = buf
                 continue
             offsets, total = aligned_offsets([xs[i].nbytes for i in pos])
-            buf = xp.empty(total, np.uint8)
+            buf = empty(xp, (total,), np.uint8)
             if sender:
                 for i, o in zip(pos, offsets):
                     buf[o:o + xs[i].nbytes] = _bytes(xp.asarray(xs[i], order="C"))

@@ -36,7 +36,7 @@ __all__ = ["World", "initialize", "world", "process_index", "process_count", "ba
 LAUNCHER_VARS = ("PMI_SIZE", "PMI_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
                  "MV2_COMM_WORLD_SIZE")
 _EXIT_TAG = 23  # tag of the exit notices, on a communicator of their own
-_SPIN_S = 0.05  # a collective polls without pause this long, then sleeps between polls
+_SPIN_S = 2.0  # a collective polls without pause this long, then sleeps between polls
 
 
 class DistributedError(RuntimeError):
@@ -86,24 +86,25 @@ class World:
 
     # ------------------------------------------------------------------ waiting
     def wait(self, request, what):
-        """Wait for an MPI request, reading exit notices of the other processes meanwhile."""
+        """Wait for an MPI request, reading exit notices of the other processes meanwhile.
+
+        MPI moves a non-blocking collective's data only while a process polls it, so the
+        first `_SPIN_S` seconds poll without pause (a transfer); after that the wait is for
+        a busy process, and polls sleep a millisecond between them to leave it the CPU."""
         if request.Test():
             return
         start = time.monotonic()
-        next_look = start + _SPIN_S
+        next_look = start + 0.01
         while not request.Test():
             now = time.monotonic()
-            waited = now - start
-            if waited < _SPIN_S:
-                continue
             if now >= next_look:
                 gone = self.exited_peer()
                 if gone is not None:
                     self._give_up(request, what, gone)
                     return
                 next_look = now + 0.01
-            # a long wait (another process is busy): yield the CPU between polls
-            time.sleep(0.0002 if waited < 1 else 0.002)
+            if now - start > _SPIN_S:
+                time.sleep(0.001)
 
     def exited_peer(self):
         """The index of a process that has announced its exit, or None."""

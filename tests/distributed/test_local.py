@@ -15,7 +15,8 @@ import fnad.numpy as fnp
 import fnad_optim as optim
 from fnad.distributed import _world
 from fnad.distributed._agree import mismatch_message
-from fnad.distributed._buckets import aligned_offsets, buckets, groups, reduction_dtype
+from fnad.distributed._buckets import (aligned_offsets, buckets, empty, groups,
+                                       reduction_dtype)
 from fnad.distributed._transport import choose_gpu_transport
 from fnad.test_util import check_grads
 from fnad_nn import data
@@ -171,6 +172,22 @@ def test_buckets():
     assert [g[2] for g in groups(leaves, by_dtype=False)] == [[0, 1, 2]]
     assert reduction_dtype(np.dtype(np.float16)) == np.float32
     assert reduction_dtype(np.dtype(np.int8)) == np.int8
+
+
+def test_receive_buffers_are_reused_once_nothing_uses_them():
+    a = empty(np, (2**15,), np.float64)  # 256 KiB: pooled
+    where = a.ctypes.data
+    b = empty(np, (2**15,), np.float64)
+    assert b.ctypes.data != where  # `a` is alive: its memory is not handed out again
+    del a
+    c = empty(np, (2**14, 2), np.float64)
+    assert c.ctypes.data == where and c.shape == (2**14, 2)
+    view = c[:3]
+    del c
+    assert empty(np, (2**15,), np.float64).ctypes.data != where  # a view keeps it in use
+    del view, b
+    assert empty(np, (2**15,), np.float64).ctypes.data == where
+    assert empty(np, (2**12,), np.uint8).base is None  # small arrays are not pooled
 
 
 def test_mismatch_message_names_both_sides():
