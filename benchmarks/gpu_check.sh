@@ -5,7 +5,8 @@
 #      device moves and mismatch errors, checkpoints onto the GPU, bit-identical PRNG on
 #      CPU and GPU, the custom matmul kernel against cuBLAS and its gradients;
 #   2. the kernel's CPU emulation tests (fast sanity check of the same source);
-#   3. benchmarks/matmul.py (CPU NumPy, cuBLAS FP32 without TF32, fnad's kernel).
+#   3. benchmarks/matmul.py (CPU NumPy, cuBLAS FP32 without TF32, fnad's kernel);
+#   4. benchmarks/gpu_distributed.sh: fnad.distributed's NCCL and host-memory paths.
 # Logs, the JUnit XML and the benchmark CSV/plot go to $OUT (default ./gpu_out).
 # Run from the repository root:  bash benchmarks/gpu_check.sh
 set -u
@@ -40,6 +41,11 @@ rc=$?; echo "emulation: exit $rc"; [ $rc -eq 0 ] || [ $rc -eq 5 ] || status=1
 echo "== 3. matmul benchmark"
 timeout 150 python benchmarks/matmul.py --out "$OUT" 2>&1 | tee "$OUT/benchmark_matmul.log"
 rc=${PIPESTATUS[0]}; echo "benchmark: exit $rc"; [ $rc -eq 0 ] || status=1
+
+# ---- fnad.distributed (issue 23): NCCL and host-memory collectives on CuPy arrays ----
+echo "== 4. distributed (benchmarks/gpu_distributed.sh)"
+bash benchmarks/gpu_distributed.sh || status=1
+# ---- end fnad.distributed ----
 
 echo "== done in $(( $(date +%s) - start )) s, status $status; logs in $OUT"
 exit $status
