@@ -11,10 +11,10 @@ their next collective forever. An MPI world therefore installs two things:
 
 - `sys.excepthook`: an uncaught exception prints the process index and the traceback, then
   calls `MPI_Abort`, which ends every process of the job at once;
-- an exit notice: a process that ends (normally or by `sys.exit`) tells the others, and a
-  process waiting for it in an fnad collective then stops with a `DistributedError` (and so
-  aborts the job) instead of waiting forever. Collectives wait by polling their request, so
-  they can read these notices.
+- an exit notice: a process that ends (normally or by `sys.exit`) tells the others how many
+  collectives it made, and a process waiting in a later collective, which that process
+  will never join, stops with a `DistributedError` (and so aborts the job) instead of
+  waiting forever. Collectives wait by polling their request, so they read these notices.
 """
 
 import atexit
@@ -73,6 +73,7 @@ class World:
         self.local_index = 0  # index among the processes of this machine
         self.calls = 0  # collectives called so far (named in error messages)
         self.broken = None  # why no further collective can run, once one has failed
+        self.exited = {}  # process -> the number of collectives it made before it exited
         self.transports = {}  # filled by fnad.distributed._transport
 
     @property
@@ -86,7 +87,9 @@ class World:
 
     # ------------------------------------------------------------------ waiting
     def wait(self, request, what):
-        """Wait for an MPI request, reading exit notices of the other processes meanwhile.
+        """Wait for an MPI request of the current collective (number `self.calls`), reading
+        exit notices meanwhile: a process that exited before making this collective will
+        never join it, so waiting for it stops with a DistributedError.
 
         MPI moves a non-blocking collective's data only while a process polls it, so the
         first `_SPIN_S` seconds poll without pause (a transfer); after that the wait is for
@@ -100,27 +103,29 @@ class World:
             if now >= next_look:
                 gone = self.exited_peer()
                 if gone is not None:
-                    self._give_up(request, what, gone)
-                    return
+                    self._give_up(what, gone)
                 next_look = now + 0.01
             if now - start > _SPIN_S:
                 time.sleep(0.001)
 
     def exited_peer(self):
-        """The index of a process that has announced its exit, or None."""
+        """A process that has exited without making the current collective, or None. Exit
+        notices carry how many collectives their process made; they are read as they come."""
         status = self.mpi.Status()
-        if self.watch.Iprobe(source=self.mpi.ANY_SOURCE, tag=_EXIT_TAG, status=status):
-            return status.Get_source()
+        while self.watch.Iprobe(source=self.mpi.ANY_SOURCE, tag=_EXIT_TAG, status=status):
+            made = np.empty(1, np.int64)
+            self.watch.Recv(made, source=status.Get_source(), tag=_EXIT_TAG)
+            self.exited[status.Get_source()] = int(made[0])
+        for q, made in sorted(self.exited.items()):
+            if made < self.calls:
+                return q
         return None
 
-    def _give_up(self, request, what, gone):
-        deadline = time.monotonic() + 2.0  # its last collective may still be arriving
-        while time.monotonic() < deadline:
-            if request.Test():
-                return
-            time.sleep(0.001)
-        self.broken = (f"process {gone} exited while process {self.index} was waiting for it "
-                       f"in {what}")
+    def _give_up(self, what, gone):
+        made = self.exited[gone]
+        after = f"after its collective #{made}" if made else "before any collective"
+        self.broken = (f"process {gone} exited ({after}) while process {self.index} was "
+                       f"waiting for it in {what}")
         raise DistributedError(
             f"fnad.distributed: {self.broken}. The processes did not call the same "
             "collectives: one stopped early (sys.exit, the end of its loop) or took a branch "
@@ -256,7 +261,7 @@ def _announce_exit(w):
     MPI_Finalize), so that one waiting for it in a collective stops instead of hanging."""
     if w.count < 2 or w.broken is not None:
         return
-    note = np.zeros(1, np.int64)
+    note = np.array([w.calls], np.int64)  # how many collectives this process made
     try:
         requests = [w.watch.Isend(note, dest=q, tag=_EXIT_TAG)
                     for q in range(w.count) if q != w.index]

@@ -75,7 +75,8 @@ def test_an_uncaught_exception_ends_the_whole_job():
 def test_a_process_leaving_early_stops_the_one_waiting_for_it():
     r = run_mpi(JOBS / "faults.py", "exit", timeout=60)
     assert r.returncode != 0 and r.seconds < 30, r
-    assert "process 1 exited while process 0 was waiting for it in psum" in r.out, r
+    assert ("process 1 exited (after its collective #1) while process 0 was waiting for it in "
+            "psum (collective #2)") in r.out, r
 
 
 def test_a_process_killed_mid_save_leaves_the_previous_checkpoint(tmp_path):
