@@ -17,7 +17,8 @@ from fnad.distributed import _world
 from fnad.distributed._agree import mismatch_message
 from fnad.distributed._buckets import (aligned_offsets, buckets, empty, groups,
                                        reduction_dtype)
-from fnad.distributed._transport import choose_gpu_transport
+from fnad.distributed._transport import (HostStagingTransport, MPITransport, NCCLTransport,
+                                         _make, choose_gpu_transport)
 from fnad.test_util import check_grads
 from fnad_nn import data
 from fnad_optim._distributed import _piece, _rows
@@ -160,6 +161,51 @@ def test_gpu_transport_choice():
     assert choose_gpu_transport(False, True, False) == "host"
     with pytest.raises(RuntimeError, match="nccl=True"):
         choose_gpu_transport(True, False, False)
+
+
+class _Recorder:
+    """Stands in for a communicator or a transport: records each call's name, the dtype and
+    size of its arrays and its other arguments."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def record(*args):
+            self.calls.append((name,) + tuple((a.dtype.str, a.size) if hasattr(a, "dtype")
+                                              else a for a in args))
+        return record
+
+
+def test_nccl_transport_moves_bytes_and_falls_back_for_missing_dtypes():
+    t = NCCLTransport.__new__(NCCLTransport)  # no GPU here: NCCL's communicator recorded
+    t.comm, t.fallback = _Recorder(), _Recorder()
+    f32, i16 = np.ones(6, np.float32), np.ones(6, np.int16)
+    t.allreduce(f32, f32)
+    t.allreduce(i16, i16)  # NCCL has no int16: through the host-memory transport
+    t.allgather(f32, np.ones(12, np.float32))
+    t.bcast(np.ones((2, 3), np.bool_), 1)
+    t.reduce_scatter(f32, np.ones(3, np.float32))
+    t.reduce_scatter(i16, np.ones(3, np.int16))
+    assert t.comm.calls == [("all_reduce", ("<f4", 6), ("<f4", 6), "sum"),
+                            ("all_gather", ("|u1", 24), ("|u1", 48), 24),
+                            ("broadcast", ("|u1", 6), 1),
+                            ("reduce_scatter", ("<f4", 6), ("<f4", 3), 3, "sum")]
+    assert t.fallback.calls == [("allreduce", ("<i2", 6), ("<i2", 6)),
+                                ("reduce_scatter", ("<i2", 6), ("<i2", 3))]
+
+
+def test_gpu_transports_are_made_as_chosen():
+    class World:
+        comm, mpi, nccl, cuda_aware_mpi = _Recorder(), None, False, False
+
+    w = World()
+    assert type(_make(w, "cpu")) is MPITransport
+    host = _make(w, "gpu")
+    assert type(host) is HostStagingTransport and type(host.inner) is MPITransport
+    w.cuda_aware_mpi = True
+    aware = _make(w, "gpu")
+    assert type(aware) is MPITransport and aware.device and aware.name == "cuda-aware-mpi"
 
 
 def test_buckets():
