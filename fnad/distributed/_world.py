@@ -14,13 +14,13 @@ their next collective forever. An MPI world therefore installs two things:
 - an exit notice: a process that ends (normally or by `sys.exit`) tells the others how many
   collectives it made, and a process waiting in a later collective, which that process
   will never join, stops with a `DistributedError` (and so aborts the job) instead of
-  waiting forever. Collectives wait by polling their request, so they read these notices.
+  waiting forever. Collectives wait for their request and for a notice at once
+  (`MPI_Waitany`), so they read these notices at no cost to the transfer.
 """
 
 import atexit
 import os
 import sys
-import time
 import traceback
 
 import numpy as np
@@ -36,7 +36,6 @@ __all__ = ["World", "initialize", "world", "process_index", "process_count", "ba
 LAUNCHER_VARS = ("PMI_SIZE", "PMI_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
                  "MV2_COMM_WORLD_SIZE")
 _EXIT_TAG = 23  # tag of the exit notices, on a communicator of their own
-_SPIN_S = 2.0  # a collective polls without pause this long, then sleeps between polls
 
 
 class DistributedError(RuntimeError):
@@ -74,6 +73,8 @@ class World:
         self.calls = 0  # collectives called so far (named in error messages)
         self.broken = None  # why no further collective can run, once one has failed
         self.exited = {}  # process -> the number of collectives it made before it exited
+        self._notice_req = None  # the pending receive of an exit notice
+        self._notice_buf = np.zeros(1, np.int64)
         self.transports = {}  # filled by fnad.distributed._transport
 
     @property
@@ -87,39 +88,43 @@ class World:
 
     # ------------------------------------------------------------------ waiting
     def wait(self, request, what):
-        """Wait for an MPI request of the current collective (number `self.calls`), reading
-        exit notices meanwhile: a process that exited before making this collective will
-        never join it, so waiting for it stops with a DistributedError.
-
-        MPI moves a non-blocking collective's data only while a process polls it, so the
-        first `_SPIN_S` seconds poll without pause (a transfer); after that the wait is for
-        a busy process, and polls sleep a millisecond between them to leave it the CPU."""
+        """Wait for an MPI request of the current collective (number `self.calls`), or for
+        an exit notice: a process that exited before making this collective will never
+        join it, so waiting for it stops with a DistributedError. Both are waited for in
+        one `MPI_Waitany`, so MPI drives the transfer at full speed meanwhile."""
         if request.Test():
             return
-        start = time.monotonic()
-        next_look = start + 0.01
-        while not request.Test():
-            now = time.monotonic()
-            if now >= next_look:
-                gone = self.exited_peer()
-                if gone is not None:
-                    self._give_up(what, gone)
-                next_look = now + 0.01
-            if now - start > _SPIN_S:
-                time.sleep(0.001)
+        while True:
+            gone = self.exited_peer()
+            if gone is not None:
+                self._give_up(what, gone)
+            status = self.mpi.Status()
+            if self.mpi.Request.Waitany([request, self._notice()], status) == 0:
+                return
+            self.exited[status.Get_source()] = int(self._notice_buf[0])
+            self._notice_req = None  # that notice is read: listen for the next
+
+    def _notice(self):
+        """The pending receive of the next exit notice (posted once, kept across waits)."""
+        if self._notice_req is None:
+            self._notice_req = self.watch.Irecv(self._notice_buf, source=self.mpi.ANY_SOURCE,
+                                                tag=_EXIT_TAG)
+        return self._notice_req
 
     def exited_peer(self):
-        """A process that has exited without making the current collective, or None. Exit
-        notices carry how many collectives their process made; they are read as they come."""
-        status = self.mpi.Status()
-        while self.watch.Iprobe(source=self.mpi.ANY_SOURCE, tag=_EXIT_TAG, status=status):
-            made = np.empty(1, np.int64)
-            self.watch.Recv(made, source=status.Get_source(), tag=_EXIT_TAG)
-            self.exited[status.Get_source()] = int(made[0])
+        """A process that has exited without making the current collective, or None (exit
+        notices carry how many collectives their process made)."""
         for q, made in sorted(self.exited.items()):
             if made < self.calls:
                 return q
         return None
+
+    def stop_listening(self):
+        """Cancel the pending receive of exit notices (before this process exits)."""
+        if self._notice_req is not None:
+            self._notice_req.Cancel()
+            self._notice_req.Wait()
+            self._notice_req = None
 
     def _give_up(self, what, gone):
         made = self.exited[gone]
@@ -263,6 +268,7 @@ def _announce_exit(w):
         return
     note = np.array([w.calls], np.int64)  # how many collectives this process made
     try:
+        w.stop_listening()
         requests = [w.watch.Isend(note, dest=q, tag=_EXIT_TAG)
                     for q in range(w.count) if q != w.index]
         w.mpi.Request.Waitall(requests)
