@@ -264,8 +264,6 @@ def _install_fault_handling(w):
 def _announce_exit(w):
     """Tell the other processes that this one is ending (run at interpreter exit, before
     MPI_Finalize), so that one waiting for it in a collective stops instead of hanging."""
-    if w.count < 2 or w.broken is not None:
-        return
     note = np.array([w.calls], np.int64)  # how many collectives this process made
     try:
         w.stop_listening()
