@@ -19,7 +19,7 @@ from _common import train_step as common_train_step
 NAMES = {"fashion": "Fashion-MNIST", "mnist": "MNIST"}
 
 
-def add_args(p, *, epochs, lr, batch_size, dropout):
+def add_args(p, *, epochs, lr, batch_size, dropout, distributed=True):
     p.add_argument("--dataset", choices=["fashion", "mnist"], default="fashion",
                    help="Fashion-MNIST (default) or MNIST")
     p.add_argument("--data-dir", default=None,
@@ -36,7 +36,8 @@ def add_args(p, *, epochs, lr, batch_size, dropout):
                    help="no random horizontal flips (on by default for Fashion-MNIST only)")
     p.add_argument("--train-limit", type=int, default=None, help="use the first N training images")
     p.add_argument("--test-limit", type=int, default=None, help="use the first N test images")
-    add_distributed_flag(p)
+    if distributed:  # the examples that train with `train` below
+        add_distributed_flag(p)
 
 
 def load(args):
