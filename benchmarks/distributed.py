@@ -134,7 +134,9 @@ def worker_memory():
 def launch(n, threads, *args):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    cmd = ["mpiexec", "-n", str(n), sys.executable, __file__, *map(str, args)]
+    here = Path(sys.executable).parent / "mpiexec"  # pip's mpich, even off PATH
+    cmd = [str(here) if here.exists() else "mpiexec", "-n", str(n), sys.executable, __file__,
+           *map(str, args)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
     if out.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")

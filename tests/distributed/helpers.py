@@ -16,12 +16,19 @@ ROOT = Path(__file__).resolve().parents[2]
 JOBS = Path(__file__).resolve().parent / "jobs"
 
 
+def mpiexec():
+    """The `mpiexec` of this Python's environment (where `pip install mpich` puts it, even
+    when that environment's bin/ is not on PATH), else the one on PATH, else None."""
+    here = Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.exists() else shutil.which("mpiexec")
+
+
 def mpi_missing():
     """Why `mpiexec` jobs cannot run here, or None."""
     if importlib.util.find_spec("mpi4py") is None:
         return "mpi4py is not installed (pip install mpi4py mpich, or the dev extra)"
-    if shutil.which("mpiexec") is None:
-        return "no mpiexec on PATH (pip install mpich, or the dev extra)"
+    if mpiexec() is None:
+        return "no mpiexec (pip install mpich, or the dev extra)"
     return None
 
 
@@ -52,7 +59,7 @@ def run_mpi(script, *args, n=2, timeout=120, env=None):
     """Run `python script args` on `n` processes; returns a Result (exit code, stdout and
     stderr together, wall seconds). A job still running after `timeout` is killed and
     fails the test: a hang is a bug."""
-    cmd = ["mpiexec", "-n", str(n), sys.executable, str(script), *map(str, args)]
+    cmd = [mpiexec(), "-n", str(n), sys.executable, str(script), *map(str, args)]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             cwd=ROOT, env=env or job_env(), start_new_session=True)
