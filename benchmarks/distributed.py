@@ -10,7 +10,8 @@ training step on 2 processes against 1, and the optimizer memory of ZeRO stage 1
    jit, AdamW): 1 process with 1 and with 2 BLAS threads against 2 processes with 1 thread
    each, each on half of the batch. On a 2-core machine this shows the overhead of data
    parallelism (gradient averaging, two processes sharing the cores), not a speed-up; on a
-   loaded machine two BLAS threads in one process can be slower than one.
+   machine loaded by other jobs two processes also get a larger share of the cores than
+   one, and two BLAS threads in one process can be slower than one.
 3. ZeRO stage 1: bytes of the optimizer state per process, unsharded and sharded.
 
 Timings on a shared machine are noisy: read the ratios, each measured side by side.
@@ -174,8 +175,11 @@ def main():
     print(f"  1 process,   1 thread,  32 rows:     {one_1['median_s'] * 1e3:8.1f} ms")
     print(f"  1 process,   2 threads, 32 rows:     {one_2['median_s'] * 1e3:8.1f} ms")
     print(f"  2 processes, 1 thread each, 16 rows: {two['median_s'] * 1e3:8.1f} ms "
-          f"({two['median_s'] / best:.2f}x the faster one-process step; on 2 shared cores "
-          "this is the overhead of data parallelism, not a speed-up)")
+          f"({two['median_s'] / best:.2f}x the faster one-process step)")
+    print("  Two processes share the same 2 cores: this measures the overhead of data "
+          "parallelism\n  (averaging, two processes), not a speed-up; on a machine loaded "
+          "by other jobs it also\n  measures how the scheduler shares the cores (two "
+          "processes get a larger share than one).")
     mem = launch(2, 1, "--worker", "memory")["memory"]
     print("\n3. ZeRO stage 1, AdamW moments of the same GPT")
     print(f"  params {mem['params_bytes'] / MiB:.2f} MiB; optimizer state unsharded "
