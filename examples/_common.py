@@ -146,6 +146,35 @@ def train_step(loss_fn, opt, *, jit=True):
     return fnad.jit(step) if jit else step
 
 
+def add_distributed_flag(p):
+    """--distributed: data-parallel training over the processes of an MPI job."""
+    p.add_argument("--distributed", action="store_true",
+                   help="data parallel over the processes of an MPI job, e.g. `mpiexec -n 2 "
+                        "python examples/train_gpt.py --distributed`: each process trains on "
+                        "its part of every batch, gradients are averaged (fnad.distributed)")
+
+
+def start_distributed(args):
+    """With --distributed, join the MPI job and leave the printing (and the files) to
+    process 0; returns `(process index, process count)`, `(0, 1)` without the flag."""
+    if not getattr(args, "distributed", False):
+        return 0, 1
+    import fnad.distributed as dist
+    dist.initialize()
+    if dist.process_index() != 0:
+        sys.stdout = open(os.devnull, "w")  # for the life of the process
+        args.no_progress = True
+    return dist.process_index(), dist.process_count()
+
+
+def is_main(args):
+    """False on the processes other than 0 of a --distributed run."""
+    if not getattr(args, "distributed", False):
+        return True
+    import fnad.distributed as dist
+    return dist.process_index() == 0
+
+
 def progress(iterable=None, *, total=None, desc=None, disable=False):
     """A tqdm bar if tqdm is installed (else a silent iterator)."""
     try:
@@ -211,7 +240,7 @@ def write_result(args, argv, name, metric, value, *, goal=None, start, **extra):
               "load_average": round(os.getloadavg()[0], 1), "machine": machine(),
               "date": time.strftime("%Y-%m-%d", time.gmtime()),
               "seed": args.seed, **extra}
-    if args.out is None:   # not the full default run, and no --out given
+    if args.out is None or not is_main(args):  # quick run without --out; or not process 0
         return result
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(args.out.suffix + ".tmp")

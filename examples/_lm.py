@@ -10,11 +10,13 @@ from pathlib import Path
 import numpy as np
 
 import fnad
+import fnad.distributed as dist
 import fnad.random as random
 import fnad_optim as optim
 from fnad_nn import data, models
 
-from _common import docs_path, progress, require_data
+from _common import (add_distributed_flag, docs_path, is_main, progress, require_data,
+                     start_distributed)
 from _common import train_step as common_train_step
 
 
@@ -48,6 +50,7 @@ def add_args(p, *, steps, batch_size, context, lr, warmup, eval_every, dropout):
                    help="characters to generate at the end (0: none)")
     p.add_output("--plot", type=Path, default=lambda args: docs_path(f"{args.example}_loss.png"),
                  shown="docs/<example>_loss.png", help="the loss-curve PNG ('none': no plot)")
+    add_distributed_flag(p)
 
 
 def load_corpus(args):
@@ -99,8 +102,15 @@ def train(args, config, params, corpus, *, name):
 
     Each step draws its batch and dropout key from one `fnad.random` key carried through
     the run, so a checkpoint (params, optimizer state, key, step, history) is all a resumed
-    run needs to continue exactly as an uninterrupted one."""
+    run needs to continue exactly as an uninterrupted one.
+
+    With --distributed every process draws the same global batch and trains on its rows,
+    with its own dropout key (the step's key folded with its index); the optimizer
+    averages the gradients first, and process 0 writes the checkpoints."""
+    start_distributed(args)
     opt = make_optimizer(args)
+    if args.distributed:
+        opt = optim.data_parallel(opt)
     opt_state = opt.init(params)
     key = random.fold_in(random.PRNGKey(args.seed), 1)
     step, history = 0, []
@@ -127,9 +137,12 @@ def train(args, config, params, corpus, *, name):
     stop = args.steps if args.stop_at is None else min(args.stop_at, args.steps)
     while step < stop:
         key, kb, kd = random.split(key, 3)
-        x, y = corpus.batch("train", args.batch_size, args.context, key=kb)
+        x, y = corpus.batch("train", args.batch_size, args.context, key=kb,
+                            shard=args.distributed)
+        if args.distributed:
+            kd = dist.process_key(kd)
         params, opt_state, loss = train_step(params, opt_state, x, y, kd)
-        losses.append(float(loss))
+        losses.append(float(dist.pmean(loss) if args.distributed else loss))
         step += 1
         bar.update(1)
         rate = (step - start) * args.batch_size * args.context / (time.perf_counter() - t0)
@@ -142,7 +155,8 @@ def train(args, config, params, corpus, *, name):
             say(f"step {step}: train loss {history[-1]['train_loss']:.4f}, val loss "
                 f"{val:.4f} nats ({models.bits_per_char(val):.4f} bits) per char")
         if args.checkpoint is not None and (step % every == 0 or step == stop):
-            fnad.save(args.checkpoint, _state(params, opt_state, key, step, history))
+            save = dist.save if args.distributed else fnad.save  # dist: once, by process 0
+            save(args.checkpoint, _state(params, opt_state, key, step, history))
     bar.close()
     return params, history, n_params
 
@@ -212,11 +226,11 @@ def finish(args, name, config, params, corpus, history):
     val = full_val_loss(params, config, corpus, args)
     print(f"{name}: validation loss {val:.4f} nats/char, {models.bits_per_char(val):.4f} "
           f"bits/char, perplexity {models.perplexity(val):.3f}")
-    text = sample(params, config, corpus, args)
+    text = sample(params, config, corpus, args) if is_main(args) else ""
     if text:
         print("---- sample ----\n" + text + "\n----------------")
     path = plot_path(args)
-    if path is not None and history:
+    if path is not None and history and is_main(args):
         plot(path, history, f"{name} on TinyShakespeare")
     return val, text
 

@@ -7,19 +7,20 @@ import time
 import numpy as np
 
 import fnad
+import fnad.distributed as dist
 import fnad.random as random
 import fnad_nn as nn
 import fnad_optim as optim
 from fnad_nn import data
 
-from _common import progress, require_data
+from _common import add_distributed_flag, progress, require_data, start_distributed
 from _common import train_step as common_train_step
 
 NAMES = {"fashion": "Fashion-MNIST", "mnist": "MNIST"}
 DATA_NAMES = {"fashion": "fashion-mnist", "mnist": "mnist"}   # the data sets' folder names
 
 
-def add_args(p, *, epochs, lr, batch_size, dropout):
+def add_args(p, *, epochs, lr, batch_size, dropout, distributed=True):
     p.add_argument("--dataset", choices=["fashion", "mnist"], default="fashion",
                    help="Fashion-MNIST (default) or MNIST")
     p.add_argument("--data-dir", default=None,
@@ -36,6 +37,8 @@ def add_args(p, *, epochs, lr, batch_size, dropout):
                    help="no random horizontal flips (on by default for Fashion-MNIST only)")
     p.add_argument("--train-limit", type=int, default=None, help="use the first N training images")
     p.add_argument("--test-limit", type=int, default=None, help="use the first N test images")
+    if distributed:  # the examples that train with `train` below
+        add_distributed_flag(p)
 
 
 def load(args):
@@ -98,7 +101,11 @@ def accuracy(model, params, x, y, batch=1000):
 def train(args, model_name, *, on_epoch=None):
     """Train `model_name` ("mlp" or "cnn") and return `(params, history)`; `history` has
     one dict per epoch: epoch, step, train_loss (mean over the epoch), test_accuracy,
-    seconds and cpu_seconds (wall and CPU time since the start of training)."""
+    seconds and cpu_seconds (wall and CPU time since the start of training).
+
+    With --distributed every process shuffles alike and trains on its rows of each batch
+    (with its own dropout key); the optimizer averages the gradients first."""
+    start_distributed(args)
     xtr, ytr, xte, yte = load(args)
     init, model = MODELS[model_name]
     flip = args.dataset == "fashion" and not args.no_flip
@@ -115,6 +122,8 @@ def train(args, model_name, *, on_epoch=None):
         0.0, args.lr, min(steps_per_epoch, max(total // 10, 1)), total, args.lr * 1e-2)
     opt = optim.adamw(schedule, weight_decay=args.weight_decay,
                       mask=lambda p: fnad.tree_map(lambda w: w.ndim > 1, p))
+    if args.distributed:
+        opt = optim.data_parallel(opt)
     opt_state = opt.init(params)
 
     def loss_fn(params, x, y, key):
@@ -129,12 +138,15 @@ def train(args, model_name, *, on_epoch=None):
         bar = progress(batches, desc=f"epoch {epoch}/{epochs}", disable=args.no_progress)
         losses, t0, seen = [], time.perf_counter(), 0
         for idx in bar:
+            flips = rng.random(len(idx)) < 0.5 if flip else None  # drawn for the whole batch
+            key, sub = random.split(key)
+            if args.distributed:  # this process's rows and dropout key
+                idx, flips, sub = *data.shard_batch((idx, flips)), dist.process_key(sub)
             x, y = xtr[idx], ytr[idx]
             if flip:
-                x = np.where(rng.random(len(idx))[:, None, None, None] < 0.5, x[..., ::-1], x)
-            key, sub = random.split(key)
+                x = np.where(flips[:, None, None, None], x[..., ::-1], x)
             params, opt_state, loss = train_step(params, opt_state, x, y, sub)
-            losses.append(float(loss))
+            losses.append(float(dist.pmean(loss) if args.distributed else loss))
             step, seen = step + 1, seen + len(idx)
             bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}",
                             ex_per_s=f"{seen / (time.perf_counter() - t0):.0f}")

@@ -83,7 +83,7 @@ def privatize(grads, clip, sigma, rng):
 
 def build_parser():
     p = parser("per_example_grads", __doc__)
-    _mnist.add_args(p, epochs=2, lr=1e-3, batch_size=128, dropout=0.0)
+    _mnist.add_args(p, epochs=2, lr=1e-3, batch_size=128, dropout=0.0, distributed=False)
     p.add_argument("--clip", type=float, default=1.0, help="per-example L2 clip norm C")
     p.add_argument("--sigma", type=float, default=1.0, help="noise multiplier sigma")
     p.add_argument("--check-batch", type=int, default=64,

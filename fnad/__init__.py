@@ -5,7 +5,7 @@ circle (docs/design.md): `_core` (tracers, pytrees, abstract values, backend, ru
 `_ad` (reverse and forward mode, custom_vjp, checkpoint, jacobians), `_batching` (vmap),
 `_io` (checkpoint files), `_graph` (the program representation), `_jit` (staging,
 optimisation, compilation), and the public packages `lax`, `numpy`, `random`, `scipy`,
-`kernels`.
+`kernels`, `distributed`.
 """
 
 from ._ad.custom import checkpoint as checkpoint
@@ -40,6 +40,7 @@ from ._jit.jit import jit as jit
 from ._jit.scopes import named_scope as named_scope
 from ._jit.staging import ConcretizationError as ConcretizationError
 from ._jit.staging import make_graph as make_graph
+from . import distributed as distributed
 from . import extend as extend
 from . import kernels as kernels
 from . import lax as lax

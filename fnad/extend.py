@@ -52,6 +52,7 @@ from ._core.rules import as_primitive as as_primitive
 from ._core.rules import defabstract_eval as defabstract_eval
 from ._core.rules import defbatch as defbatch
 from ._core.rules import defjvp as defjvp
+from ._core.rules import defjvp_all as defjvp_all
 from ._core.rules import defjvp_linear as defjvp_linear
 from ._core.rules import defvjp as defvjp
 from ._core.rules import defvjp_all as defvjp_all

@@ -4,6 +4,8 @@ An optimizer is a `GradientTransformation(init, update)`: `init(params) -> state
 `update(updates, state, params=None) -> (updates, state)`. States are NamedTuples of arrays
 (pytrees), so `fnad.save` checkpoints them with the params. Named optimizers are short
 `chain`s of transforms; `apply_updates` adds the updates to the params.
+Data-parallel training across processes: `data_parallel(opt)` averages the gradients
+(bucketed) before `opt`; `shard_state=True` keeps 1/N of the optimizer state per process.
 
 Example:
   opt = fnad_optim.adamw(fnad_optim.warmup_cosine_decay_schedule(0.0, 1e-3, 100, 1000))
@@ -55,6 +57,12 @@ from ._alias import lamb as lamb
 from ._alias import lion as lion
 from ._alias import rmsprop as rmsprop
 from ._alias import sgd as sgd
+from ._distributed import ShardedState as ShardedState
+from ._distributed import average_gradients as average_gradients
+from ._distributed import data_parallel as data_parallel
+from ._distributed import gather_state as gather_state
+from ._distributed import scatter_state as scatter_state
+from ._distributed import shard_optimizer_state as shard_optimizer_state
 from ._schedules import constant_schedule as constant_schedule
 from ._schedules import cosine_decay_schedule as cosine_decay_schedule
 from ._schedules import exponential_decay as exponential_decay

@@ -3,8 +3,8 @@ function made by `primitive` (fnad/_core/tracer.py). `fnad.extend` exports them.
 
 from .tracer import PRIMITIVE_OF, Primitive
 
-__all__ = ["as_primitive", "defvjp", "defjvp", "defjvp_linear", "defvjp_all", "defvjp_multi",
-           "defbatch", "defabstract_eval"]
+__all__ = ["as_primitive", "defvjp", "defjvp", "defjvp_linear", "defvjp_all", "defjvp_all",
+           "defvjp_multi", "defbatch", "defabstract_eval"]
 
 
 def as_primitive(fun_or_prim):
@@ -65,6 +65,21 @@ def defvjp_all(fun, rule):
       defvjp_all(mul, lambda g, ans, x, y: (g * y, g * x))
     """
     as_primitive(fun).vjp_all = rule
+
+
+def defjvp_all(fun, rule):
+    """Register one JVP rule `rule(tangents, ans, *args, **kwargs)` for every argument at once:
+    `tangents` has one entry per positional argument (None where it is not traced); the rule
+    returns the output tangent (a tuple, None for a zero, for a multiple-result primitive).
+
+    Forward mode prefers it to per-argument rules. Use it where the tangents share work, e.g.
+    a linear operation over many arrays applied to all their tangents in one call.
+
+    Example:
+      defjvp_all(mul, lambda ts, ans, x, y: (0 if ts[0] is None else ts[0] * y)
+                                            + (0 if ts[1] is None else x * ts[1]))
+    """
+    as_primitive(fun).jvp_all = rule
 
 
 def defvjp_multi(fun, rule, nargs=None):

@@ -5,12 +5,16 @@
 - `CharCorpus` (vocabulary, encode/decode, a 90/10 train/validation split, random batches)
   and `load_tinyshakespeare`;
 - `minibatches` (shuffled epochs from a `fnad.random` key or a NumPy Generator);
+- `shard_rows`, `shard_batch` and the `shard=True` of `minibatches` and `CharCorpus.batch`:
+  each process's disjoint, equal part of every global batch (data-parallel training);
 - where files come from: `path=`, else `$FNAD_DATA_DIR/<name>`, else the cache
   (`~/.cache/fnad/<name>`), else a checksummed download (`SOURCES`, `download`; never when
   `$FNAD_OFFLINE` is set). Missing files raise `MissingDataError` naming all of them.
 """
 
 from ._batches import minibatches as minibatches
+from ._batches import shard_batch as shard_batch
+from ._batches import shard_rows as shard_rows
 from ._idx import FASHION_MNIST_CLASSES as FASHION_MNIST_CLASSES
 from ._idx import MNIST_CLASSES as MNIST_CLASSES
 from ._idx import load_mnist as load_mnist

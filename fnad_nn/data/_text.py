@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._batches import check_source, randint
+from ._batches import check_source, randint, shard_rows
 from ._sources import resolve_files
 
 __all__ = ["CharCorpus", "load_tinyshakespeare"]
@@ -62,15 +62,17 @@ class CharCorpus:
             raise ValueError(f"CharCorpus: split {name!r} must be 'train' or 'val'.")
         return self.train if name == "train" else self.val
 
-    def batch(self, split, batch_size, block_size, *, key=None, rng=None):
+    def batch(self, split, batch_size, block_size, *, key=None, rng=None, shard=False):
         """A random batch of `(inputs, targets)`, each `(batch_size, block_size)` int32, the
         targets being the inputs shifted one character on.
 
         Args:
           split: "train" or "val".
-          batch_size, block_size: the shape.
+          batch_size, block_size: the shape (`batch_size` of the global batch, with `shard`).
           key: a `fnad.random.PRNGKey`, or
           rng: a `numpy.random.Generator`.
+          shard: return only this process's rows of the global batch (`shard_rows`): with
+            the same key on every process, each reads a disjoint, equal part of it.
         """
         check_source("CharCorpus.batch", key, rng)
         data = self.split(split)
@@ -78,6 +80,8 @@ class CharCorpus:
             raise ValueError(f"CharCorpus.batch: the {split} split has {len(data)} characters, "
                              f"too few for block_size={block_size}; lower block_size.")
         starts = randint(key, rng, (batch_size,), len(data) - block_size)
+        if shard:
+            starts = shard_rows(starts, what="CharCorpus.batch")
         idx = starts[:, None] + np.arange(block_size + 1)
         window = data[idx]
         return window[:, :-1], window[:, 1:]
