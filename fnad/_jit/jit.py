@@ -25,19 +25,31 @@ from .unroll import unroll_scans
 __all__ = ["jit", "optimize_graph"]
 
 
+def _aval_key(a):
+    return (a.shape, a.dtype, a.weak_type, a.device)
+
+
+# Python scalars key as their abstract values (weakly typed 0-d arrays)
+_SCALAR_KEYS = {t: _aval_key(aval_of(t())) for t in (float, int, bool, complex)}
+
+
 def _leaf_key(x, name, i):
+    """A leaf's part of the cache key: its abstract value (shape, dtype, weak type, device),
+    the same for an array and for a tracer of another transform that stands for one, so
+    that grad, jvp and vmap of a jitted function replay the trace its plain calls made."""
     t = type(x)
     if t is np.ndarray or isinstance(x, np.generic):  # a NumPy scalar keys as a 0-d array
-        return (x.shape, x.dtype)
-    if t in (float, int, bool, complex):
-        return t
+        return (x.shape, x.dtype, False, "cpu")
+    key = _SCALAR_KEYS.get(t)
+    if key is not None:
+        return key
     try:
         a = aval_of(x)
     except TypeError:
         raise TypeError(f"{name}: argument leaf {i} is a {t.__name__}, which is not an array "
                         "or a Python scalar; pass it through static_argnums (a hashable "
                         "Python value), or make it an array.") from None
-    return (a.shape, a.dtype, a.weak_type, a.device)
+    return _aval_key(a)
 
 
 def _fast_key(x, leaves, depth=0):
@@ -132,7 +144,8 @@ class _Entry:
     def __init__(self, graph, optimize):
         self.graph = graph
         self.optimized = optimize_graph(graph) if optimize else graph
-        self.run = None if graph.captured else compile_graph(self.optimized)
+        self.run = None if graph.captured else compile_graph(self.optimized,
+                                                             reference=graph)
         self.build = _builder(graph.out_tree)
 
 
