@@ -33,7 +33,7 @@ from .._core.tracer import Primitive
 from .._graph.graph import Graph
 from .._graph.ir import Eqn, Var
 from .compile import compile_graph
-from .kernels import build, supports
+from .kernels import build, negates, supports
 from .passes import rebuild
 
 __all__ = ["fuse_elementwise", "fused_elementwise", "FusedKernel", "set_backend",
@@ -345,5 +345,7 @@ def _supports(backend):
 
     def check(e, op, loop, out):
         args = e.args if op != "astype" else e.args[:1]
+        if backend == "numba" and negates(op, args, out):
+            return False
         return supports(backend, op, [_operand_dtype(a) for a in args], loop, out)
     return check

@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from .._core.abstract import aval_of
-from .._core.tracer import Tracer
+from .._core.tracer import Tracer, require_callable
 from .._core.tree import _registry, tree_flatten, tree_unflatten
 from .compile import compile_graph
 from .fusion import fuse_elementwise
@@ -171,6 +171,7 @@ class jit:  # noqa: N801 - used like a function, as in JAX
     """
 
     def __init__(self, fun, static_argnums=(), *, optimize=True):
+        require_callable(fun, "jit")
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = static_argnums

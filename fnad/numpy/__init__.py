@@ -28,6 +28,7 @@ from ._creation import (  # noqa: E402
     triu as triu,
     asarray as asarray,
     array as array,
+    copy as copy,
 )
 from ._elementwise import (  # noqa: E402
     add as add,
