@@ -4,8 +4,6 @@ differentiable and can be traced: `full`/`full_like`'s fill value, `linspace`/`l
 end points (and base), `meshgrid`'s vectors, `array`/`asarray`/`copy` of traced values (a
 list holding traced values is stacked). On plain values each is NumPy's own function."""
 
-import math
-
 import numpy as np
 
 from .. import numpy as fnp
@@ -13,7 +11,7 @@ from .._core.abstract import ShapedArray, same_rule, xp_of
 from .._core.backend import array_module, cupy_module, is_cupy_array
 from .._core.tracer import Tracer
 from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp, defvjp_all
-from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
+from ._util import dtype_of, unbroadcast, wrap, wrap_nondiff
 
 zeros = np.zeros
 ones = np.ones
@@ -21,11 +19,8 @@ empty = np.empty
 eye = np.eye
 identity = np.identity
 arange = np.arange
-linspace = np.linspace
-logspace = np.logspace
 geomspace = np.geomspace
 tri = np.tri
-meshgrid = np.meshgrid
 indices = np.indices
 zeros_like = wrap_nondiff(np.zeros_like, "zeros_like")
 ones_like = wrap_nondiff(np.ones_like, "ones_like")
