@@ -93,12 +93,13 @@ def source_of(graph, inplace=True, reference=None):
         outs = ", ".join(var_name(v) for v in e.outvars)
         if e.prim.multiple_results:
             outs += "," if len(e.outvars) == 1 else ""
-        lines.append(f"    {outs} = {fn}({', '.join(args)})")
+        call = f"{fn}({', '.join(args)})"
+        lines.append(f"    {outs} = {call}" if outs else f"    {call}")
         dead = [var_name(v) for v in dies.get(j, ())]
         if dead:
             lines.append(f"    del {', '.join(dead)}")
     copies = output_copies(graph, reference)
-    ret = ", ".join(w.atom(v, var_name) + (".copy()" if k in copies else "")
+    ret = ", ".join(w.atom(v, var_name) + (".copy(order=\"K\")" if k in copies else "")
                     for k, v in enumerate(graph.outvars))
     lines.append(f"    return [{ret}]")
     return "\n".join(lines) + "\n", w.ns

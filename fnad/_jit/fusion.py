@@ -330,11 +330,15 @@ def fuse_elementwise(graph, backend=None):
         used_outside = {graph.eqns[j].outvars[0] for j in idx
                         if graph.eqns[j].outvars[0] in outs
                         or readers.get(graph.eqns[j].outvars[0], set()) - inside}
+        if not used_outside:  # dead code (dead-code elimination switched off): left as is
+            continue
         replace[idx[-1]] = _make_kernel(graph, idx, types, used_outside, backend)
         drop.update(idx[:-1])
         fused_eqns += len(idx)
+    if not replace:
+        return graph
     eqns = [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop]
-    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(clusters)} "
+    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(replace)} "
             "kernels")
     return rebuild(graph, eqns, note=note)
 

@@ -22,7 +22,7 @@ from .simplify import simplify
 from .staging import split_static, trace_to_graph
 from .unroll import unroll_scans
 
-__all__ = ["jit", "optimize_graph"]
+__all__ = ["jit", "optimize_graph", "PASSES", "passes_of"]
 
 
 def _aval_key(a):
@@ -124,16 +124,41 @@ def _builder(treedef):
     return ns["build"]
 
 
-def optimize_graph(graph, fusion=None):
-    """The default passes, in order: unrolling of short scans, constant folding, algebraic
-    simplification, CSE, dead code, elementwise fusion (`fusion`: a backend name, default
-    the fastest installed)."""
-    graph = unroll_scans(graph)
-    graph = fold_constants(graph)
-    graph = simplify(graph)
-    graph = eliminate_common_subexpressions(graph)
-    graph = eliminate_dead_code(graph)
-    return fuse_elementwise(graph, fusion)
+# The optimisations, in the order they run; `fnad.jit(f, optimize=...)` takes a set of them.
+PASSES = ("unroll", "fold", "simplify", "cse", "dce", "fusion", "inplace")
+_GRAPH_PASSES = (("unroll", unroll_scans), ("fold", fold_constants), ("simplify", simplify),
+                 ("cse", eliminate_common_subexpressions), ("dce", eliminate_dead_code))
+
+
+def passes_of(optimize):
+    """The set of pass names an `optimize=` value selects: True every pass, False none, or
+    a collection of names from PASSES (the others are switched off)."""
+    if optimize is True:
+        return frozenset(PASSES)
+    if optimize is False or optimize is None:
+        return frozenset()
+    if isinstance(optimize, str):
+        optimize = (optimize,)
+    try:
+        names = frozenset(optimize)
+    except TypeError:
+        raise TypeError(f"jit: optimize must be True, False or a collection of pass names "
+                        f"from {PASSES}, got {optimize!r}.") from None
+    unknown = names - set(PASSES)
+    if unknown:
+        raise ValueError(f"jit: unknown optimisation(s) {sorted(unknown)}; the passes are "
+                         f"{PASSES} (optimize=True runs them all, False none).")
+    return names
+
+
+def optimize_graph(graph, fusion=None, passes=PASSES):
+    """The graph passes among `passes`, in order: unrolling of short scans, constant
+    folding, algebraic simplification, CSE, dead code, elementwise fusion (`fusion`: a
+    backend name, default the one set). ("inplace" is the compiler's: `compile_graph`.)"""
+    for name, run in _GRAPH_PASSES:
+        if name in passes:
+            graph = run(graph)
+    return fuse_elementwise(graph, fusion) if "fusion" in passes else graph
 
 
 class _Entry:
@@ -141,11 +166,11 @@ class _Entry:
 
     __slots__ = ("graph", "optimized", "run", "build")
 
-    def __init__(self, graph, optimize):
+    def __init__(self, graph, passes):
         self.graph = graph
-        self.optimized = optimize_graph(graph) if optimize else graph
-        self.run = None if graph.captured else compile_graph(self.optimized,
-                                                             reference=graph)
+        self.optimized = optimize_graph(graph, passes=passes)
+        self.run = None if graph.captured else compile_graph(
+            self.optimized, inplace="inplace" in passes, reference=graph)
         self.build = _builder(graph.out_tree)
 
 
@@ -157,8 +182,10 @@ class jit:  # noqa: N801 - used like a function, as in JAX
         (weakly typed) inputs; other Python values must be static.
       static_argnums: positional arguments that are Python values (sizes, flags, configs):
         they must be hashable, and each distinct value gets its own trace.
-      optimize: run the graph optimisations (constant folding, CSE, dead code, fusion,
-        buffer reuse); False replays the traced program as it is.
+      optimize: which optimisations run: True (all of them), False (none: the traced
+        program as it is) or a collection of names from `jit.PASSES` ("unroll", "fold",
+        "simplify", "cse", "dce", "fusion", "inplace"), e.g. `set(jit.PASSES) - {"fusion"}`
+        to switch fusion off. Each gives the unoptimised program's bits (docs/jit.md).
 
     Returns:
       A callable with `fun`'s signature. `.graph(*args)` gives the optimised Graph a call
@@ -170,8 +197,11 @@ class jit:  # noqa: N801 - used like a function, as in JAX
       params, state, loss = step(params, state, batch)   # traced once, then replayed
     """
 
+    PASSES = PASSES
+
     def __init__(self, fun, static_argnums=(), *, optimize=True):
         require_callable(fun, "jit")
+        self.passes = passes_of(optimize)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = static_argnums
@@ -201,7 +231,7 @@ class jit:  # noqa: N801 - used like a function, as in JAX
             graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw),
                                    [aval_of(x) for x in flat], in_tree, "jit")
             graph.name = self._name
-            entry = _Entry(graph, self.optimize)
+            entry = _Entry(graph, self.passes)
             if not graph.captured:  # a trace that closed over outer tracers is not reusable
                 self._cache[key] = entry
         return entry, flat, traced

@@ -109,9 +109,11 @@ _NE_DTYPE = {float: np.float32, np.float64: np.float64, bool: np.bool_}
 
 
 def _numexpr_supports(op, dtypes, loop, out):
-    # operands must already have the loop dtype (numexpr cannot cast), scalars aside
+    # operands must already have the loop dtype (numexpr cannot cast), Python scalars aside
+    # (tested with `is`: np.dtype(bool) == bool, so `d in (bool, int, float)` lets a bool
+    # array through as if it were a Python scalar)
     for d, t in zip(dtypes, loop):
-        if d not in (bool, int, float) and np.dtype(d) != t:
+        if not (d is bool or d is int or d is float) and np.dtype(d) != t:
             return False
     if any(t not in _NE_TYPES for t in loop) or out not in _NE_TYPES:
         return False

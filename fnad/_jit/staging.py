@@ -139,7 +139,7 @@ class StagingTrace(Trace):
         hit = self._consts.get(id(x))
         if hit is not None:
             return hit[1]
-        c = x.copy()
+        c = x.copy(order="K")  # the same memory layout: BLAS takes the same path on it
         if isinstance(c, np.ndarray):
             c.flags.writeable = False
         self._consts[id(x)] = (x, c)  # x is kept alive, so its id is not reused
