@@ -406,7 +406,10 @@ def _mismatch(got, want, tol):
                 return (f"output {k}: {int(bits.sum())} elements differ in their bits, e.g. "
                         f"at {at}: {a[at]!r} vs eager {b[at]!r}")
         else:
-            ok = ~nan_a
+            inf = (np.isinf(a) | np.isinf(b)) & (a != b)
+            if np.any(inf):
+                return f"output {k}: infinities differ at {np.argwhere(inf)[:3].tolist()}"
+            ok = np.isfinite(a)
             scale = max(float(np.max(np.abs(b[ok]), initial=0.0)), 1.0)
             err = float(np.max(np.abs(a[ok] - b[ok]), initial=0.0))
             if not err <= 100 * tol[a.dtype] * scale:  # the documented tolerance, propagated
@@ -595,22 +598,24 @@ def shrink(prog, fails, budget=150):
 def reproduction(prog, check, backend, passes, why):
     off = sorted(set(PASSES) - set(passes))
     opt = "True" if not off else f"set(fnad.jit.PASSES) - {set(off)!r}"
-    call = {"jit": "fnad.jit(f, optimize=OPT)(x0, x1, i0, key)  # eager: f(x0, x1, i0, key)",
-            "jit(grad)": "fnad.jit(fnad.grad(loss, argnums=(0, 1)), optimize=OPT)(x0, x1, i0, "
-                         "key)  # eager: fnad.grad(loss, argnums=(0, 1))(...)",
-            "grad(jit)": "fnad.grad(fnad.jit(loss, optimize=OPT), argnums=(0, 1))(x0, x1, i0, "
-                         "key)",
-            "vmap(jit)": "fnad.vmap(fnad.jit(f, optimize=OPT), in_axes=(0, 0, 0, None))"
-                         "(*batched)  # eager: fnad.vmap(f, ...)",
-            "jit(vmap)": "fnad.jit(fnad.vmap(f, in_axes=(0, 0, 0, None)), optimize=OPT)"
-                         "(*batched)"}[check]
+    call, eager = {
+        "jit": ("fnad.jit(f, optimize=OPT)(x0, x1, i0, key)", "f(x0, x1, i0, key)"),
+        "jit(grad)": ("fnad.jit(fnad.grad(loss, argnums=(0, 1)), optimize=OPT)(x0, x1, i0, key)",
+                      "fnad.grad(loss, argnums=(0, 1))(x0, x1, i0, key)"),
+        "grad(jit)": ("fnad.grad(fnad.jit(loss, optimize=OPT), argnums=(0, 1))(x0, x1, i0, key)",
+                      "fnad.grad(loss, argnums=(0, 1))(x0, x1, i0, key)"),
+        "vmap(jit)": ("fnad.vmap(fnad.jit(f, optimize=OPT), in_axes=(0, 0, 0, None))(*batched)",
+                      "fnad.vmap(f, in_axes=(0, 0, 0, None))(*batched)"),
+        "jit(vmap)": ("fnad.jit(fnad.vmap(f, in_axes=(0, 0, 0, None)), optimize=OPT)(*batched)",
+                      "fnad.vmap(f, in_axes=(0, 0, 0, None))(*batched)")}[check]
     return (f"jit fuzz: check {check!r} on fusion backend {backend!r}, passes off: "
             f"{off or 'none'}: {why}\n--- reproduction (seed {prog.seed}) ---\n"
             "import numpy as np, fnad, fnad.numpy as fnp\nfrom fnad import lax\n"
             "from fnad._jit import fusion, unroll\n"
             f"fusion.set_backend({backend!r}); fusion.MIN_SIZE = 2; unroll.MAX_UNROLLED = 4000\n"
             + prog.inputs_source() + prog.source() + LOSS_SOURCE
-            + f"OPT = {opt}\nbatched = {_BATCHED_SOURCE}\nprint({call})\n")
+            + f"OPT = {opt}\nbatched = {_BATCHED_SOURCE}\n"
+            + f"print({call})\nprint({eager})  # eager\n")
 
 
 # --------------------------------------------------------------------------- driving
