@@ -52,6 +52,8 @@ def _shape_tuple(shape):
 def full(shape, fill_value, dtype=None, order="C", **kwargs):
     """An array of `shape` filled with `fill_value` (NumPy's `full`), differentiable and
     stageable in a traced fill value (which may be an array broadcasting to `shape`)."""
+    if isinstance(fill_value, (list, tuple)) and _holds_tracer(fill_value):
+        fill_value = asarray(fill_value)
     if isinstance(fill_value, Tracer):
         return _full_p(fill_value, _shape_tuple(shape), None if dtype is None else
                        np.dtype(dtype), order)
@@ -61,6 +63,8 @@ def full(shape, fill_value, dtype=None, order="C", **kwargs):
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """An array of `a`'s shape and dtype filled with `fill_value` (NumPy's `full_like`):
     no derivative through `a`; differentiable and stageable in a traced fill value."""
+    if isinstance(fill_value, (list, tuple)) and _holds_tracer(fill_value):
+        fill_value = asarray(fill_value)
     if isinstance(fill_value, Tracer):
         out_shape = fnp.shape(a) if shape is None else _shape_tuple(shape)
         return _full_p(fill_value, out_shape, np.dtype(dtype if dtype is not None else

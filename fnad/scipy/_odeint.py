@@ -14,6 +14,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._batching.families import batch_size
 from .._batching.vmap import batch_by_loop
+from .._core.abstract import AbstractEvalError
 from .._core.backend import array_module
 from .._core.tracer import Primitive, Tracer, getval
 from .._ad.custom import custom_vjp
@@ -151,6 +152,15 @@ def _solve_impl(*leaves, func, tree, opts):
 _solve_p = Primitive("odeint_solve", _solve_impl, multiple_results=True)
 _solve_p.batch = lambda vals, dims, **kw: batch_by_loop(_solve_p, vals, dims, kw,
                                                         batch_size(vals, dims))
+
+
+def _solve_abstract(*avals, func, tree, opts):
+    raise AbstractEvalError("odeint_solve: the solve takes as many steps as the values ask "
+                            "for, so it runs on concrete values only (odeint refuses jit "
+                            "before it gets here); call odeint outside the jitted function.")
+
+
+_solve_p.abstract_eval = _solve_abstract
 
 
 def _solve_any(func, y0, t, args, opts):
