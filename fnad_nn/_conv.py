@@ -19,7 +19,7 @@ from fnad.extend import array_module, defabstract_eval, defjvp, defvjp, primitiv
 
 from . import _init
 from ._conv_s1 import conv_s1
-from ._util import shape_of
+from ._util import shape_of, split_key
 
 __all__ = ["init_conv2d", "conv2d", "max_pool2d", "avg_pool2d"]
 
@@ -123,7 +123,6 @@ def init_conv2d(key, c_in, c_out, kernel_size, *, groups=1, bias=True, dtype=np.
     if c_in % groups or c_out % groups:
         raise ValueError(f"init_conv2d: c_in={c_in} and c_out={c_out} must be divisible by "
                          f"groups={groups}.")
-    from ._util import split_key
     k1, k2 = split_key(key, 2)
     shape = (c_out, c_in // groups, kh, kw)
     fan_in = c_in // groups * kh * kw

@@ -1,5 +1,7 @@
 """Dropout with an explicit key."""
 
+import fnad.random as random
+
 from ._util import dtype_of, shape_of
 
 __all__ = ["dropout"]
@@ -30,7 +32,6 @@ def dropout(x, rate, *, key=None, train=True):
     if key is None:
         raise ValueError("dropout: training needs a key; pass key=fnad.random.PRNGKey(...) "
                          "(split a fresh one per call), or train=False.")
-    import fnad.random as random
     keep = random.bernoulli(key, 1.0 - rate, shape_of(x))
     dt = dtype_of(x)
     return x * (keep.astype(dt) * dt.type(1.0 / (1.0 - rate)))

@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+import fnad.random as random
+
 __all__ = ["zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
            "kaiming_uniform", "kaiming_normal", "he_uniform", "he_normal", "xavier_uniform",
            "xavier_normal", "glorot_uniform", "glorot_normal", "calculate_gain", "fans",
@@ -17,11 +19,6 @@ __all__ = ["zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
 
 
 def _random():
-    try:
-        import fnad.random as random
-    except ImportError as e:  # pragma: no cover - only while fnad.random is being written
-        raise ImportError("fnad_nn initialisers need fnad.random (PRNGKey, normal, uniform, "
-                          "truncated_normal); it is not importable yet.") from e
     return random
 
 

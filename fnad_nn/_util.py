@@ -2,6 +2,7 @@
 
 import numpy as np
 
+import fnad.random as random
 from fnad.extend import Tracer
 
 __all__ = ["split_key", "shape_of", "check_last_dim", "default_dtype", "dtype_of", "as_array"]
@@ -11,7 +12,6 @@ default_dtype = np.float32
 
 def split_key(key, num):
     """`num` independent keys from `key` (via fnad.random.split)."""
-    import fnad.random as random
     return list(random.split(key, num))
 
 

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+import fnad.random as random
+
 __all__ = ["minibatches"]
 
 
@@ -19,14 +21,12 @@ def randint(key, rng, shape, high):
     """Integers in [0, high) from `key` or `rng` (exactly one is given)."""
     if rng is not None:
         return rng.integers(0, high, size=shape)
-    import fnad.random as random
     return np.asarray(random.randint(key, shape, 0, high), np.int64)
 
 
 def permutation(key, rng, n):
     if rng is not None:
         return rng.permutation(n)
-    import fnad.random as random
     return np.asarray(random.permutation(key, n), np.int64)
 
 
