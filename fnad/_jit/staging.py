@@ -13,14 +13,15 @@ Each equation records the `named_scope`s open when it was staged (`Eqn.scope`), 
 pictures use to group and fold blocks.
 """
 
+import numpy as np
+
 from .._ad.forward import forward_mode_error
 from .._ad.reverse import rule_cotangents
 from .._ad.transforms import jvp, vjp
 from .._batching.vmap import batch_checkpoint, batch_custom_vjp
-import numpy as np
-
 from .._core.abstract import abstract_eval, aval_of, is_aval
 from .._core.backend import is_cupy_array
+from .._core.custom import CustomVJPRule
 from .._core.tracer import Primitive, Trace, Tracer, bind_traced, finish_trace
 from .._core.tree import tree_flatten, tree_structure, tree_unflatten
 from .._graph.graph import Graph
@@ -196,21 +197,69 @@ def _staged(fun, flat, transform):
                                         for v in graph.outvars)
 
 
+def _replay(graph):
+    """`graph` as a function of its flat inputs returning its output pytree: run on arrays
+    it calls the implementations, on tracers it binds each primitive (as `jit` replays)."""
+    return lambda *flat: tree_unflatten(graph.out_tree, graph.run_flat(list(flat)))
+
+
+def _frozen_rule(rule, args, flat, in_tree, transform, fun_g):
+    """`rule` with `fun`, `fwd` and `bwd` replaced by replays of programs traced now, so that
+    the arrays they close over keep their values of this moment, on every path (the call,
+    grad(jit(f)), vmap(jit(f))), as the rest of the trace does. None when one of them
+    cannot be traced (it closes over outer tracers, reads values, or returns residuals
+    that are not arrays): then they run as Python code when called."""
+    def of_leaves(f):
+        return lambda *vals: f(*rule.fill_leaves(args, vals, in_tree))
+
+    fixed = [args[i] for i in rule.nondiff_argnums]
+    try:
+        fwd_g = _staged(of_leaves(rule.fwd), flat, transform)[0]
+        out_def, res_def = fwd_g.out_tree.children
+        n_out = out_def.num_leaves
+        res_avals = [v.aval if type(v) is Var else aval_of(v) for v in fwd_g.outvars[n_out:]]
+        out_avals = [v.aval if type(v) is Var else aval_of(v) for v in fwd_g.outvars[:n_out]]
+
+        def bwd_of_leaves(*leaves):
+            res = tree_unflatten(res_def, list(leaves[:len(res_avals)]))
+            return rule.bwd(*fixed, res, tree_unflatten(out_def, list(leaves[len(res_avals):])))
+        bwd_g = trace_to_graph(bwd_of_leaves, res_avals + out_avals,
+                               tree_structure((tuple(res_avals + out_avals), {})), transform)
+    except Exception:  # noqa: BLE001 - not traceable: the rules run as Python code instead
+        return None
+    if fun_g.captured or fwd_g.captured or bwd_g.captured:
+        return None
+    fun_run, fwd_run, bwd_run = _replay(fun_g), _replay(fwd_g), _replay(bwd_g)
+
+    def fun(*full):
+        return fun_run(*rule.flatten(full)[0])
+
+    def fwd(*full):
+        return fwd_run(*rule.flatten(full)[0])
+
+    def bwd(*fixed_and_res_g):
+        res, g = fixed_and_res_g[-2:]
+        return bwd_run(*tree_flatten(res)[0], *tree_flatten(g)[0])
+
+    return CustomVJPRule(fun, fwd, bwd, rule.nondiff_argnums, rule.name)
+
+
 def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
     fixed = [args[i] for i in rule.nondiff_argnums]
 
     def fun(*vals):
         return rule.fun(*rule.fill_leaves(args, vals, in_tree))
 
-    graph, out_tree, out_avals = _staged(fun, flat, transform)
-    if graph.captured:  # fun closes over outer tracers: it runs again on each call
-        def impl(*vals):
-            return tuple(tree_flatten(fun(*vals))[0])
-    else:  # the traced program: the arrays fun closes over keep their trace-time values
-        run = compile_graph(graph)
+    fun_g, out_tree, out_avals = _staged(fun, flat, transform)
+    frozen = _frozen_rule(rule, args, flat, in_tree, transform, fun_g)
+    if frozen is not None:  # the traced programs: closed-over arrays keep these values
+        rule, run = frozen, compile_graph(fun_g)
 
         def impl(*vals):
             return tuple(run(*vals))
+    else:
+        def impl(*vals):
+            return tuple(tree_flatten(fun(*vals))[0])
 
     def vjp_all(g, ans, *vals):
         out, res = rule.fwd(*rule.fill_leaves(args, vals, in_tree))

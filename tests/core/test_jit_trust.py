@@ -147,8 +147,11 @@ def test_a_custom_vjp_body_closing_over_an_array_is_traced_once():
     jf = fnad.jit(lambda x: fnp.sum(scale(x)))
     x = np.ones(3)
     assert jf(x) == 3.0
-    w[:] = 2.0
+    w[:] = 2.0  # fun, fwd and bwd keep the traced values on every path
     assert jf(x) == 3.0
+    _same(fnad.grad(jf)(x), np.ones(3))
+    _same(fnad.vmap(jf)(np.ones((2, 3))), np.full(2, 3.0))
+    _same(fnad.vmap(fnad.grad(jf))(np.ones((2, 3))), np.ones((2, 3)))
 
 
 # --------------------------------------------------------------------------- 6. NaN sign bits
