@@ -15,6 +15,7 @@ import numpy as np
 from .._core.abstract import aval_of
 from .._core.tracer import Tracer, require_callable
 from .._core.tree import _registry, tree_flatten, tree_unflatten
+from .._graph.memory import output_copies
 from .compile import compile_graph
 from .fusion import fuse_elementwise
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
@@ -164,7 +165,7 @@ def optimize_graph(graph, fusion=None, passes=PASSES):
 class _Entry:
     """One traced signature: the graph, the optimised graph and its compiled program."""
 
-    __slots__ = ("graph", "optimized", "run", "build")
+    __slots__ = ("graph", "optimized", "run", "build", "copies")
 
     def __init__(self, graph, passes):
         self.graph = graph
@@ -172,6 +173,16 @@ class _Entry:
         self.run = None if graph.captured else compile_graph(
             self.optimized, inplace="inplace" in passes, reference=graph)
         self.build = _builder(graph.out_tree)
+        self.copies = output_copies(graph)  # what a replay must copy too (constants)
+
+    def replay(self, flat):
+        """The unoptimised graph bound primitive by primitive (for other transforms'
+        tracers), its outputs that are constants of the trace copied as compiled runs do."""
+        outs = self.graph.run_flat(flat)
+        for k in self.copies:
+            if not isinstance(outs[k], Tracer) and hasattr(outs[k], "copy"):
+                outs[k] = outs[k].copy(order="K")
+        return outs
 
 
 class jit:  # noqa: N801 - used like a function, as in JAX
@@ -249,7 +260,7 @@ class jit:  # noqa: N801 - used like a function, as in JAX
             self._fast[key] = entry
         graph = entry.graph
         if traced or entry.run is None:
-            outs = graph.run_flat(flat)
+            outs = entry.replay(flat)
         else:
             outs = entry.run(*flat)
         return tree_unflatten(graph.out_tree, outs)

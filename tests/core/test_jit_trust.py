@@ -117,6 +117,10 @@ def test_returned_arrays_do_not_alias_the_cache_or_the_input():
     w = np.arange(3.0)
     out = fnad.jit(lambda x: (x, w))(y)[1]
     assert out is not w and out.flags.writeable
+    f = fnad.jit(lambda x: (fnp.sum(x * 2.0), fnp.zeros(3)))  # replayed under grad
+    (_, aux), _ = fnad.value_and_grad(f, has_aux=True)(y)
+    aux[0] = 1.0
+    _same(fnad.value_and_grad(f, has_aux=True)(y)[0][1], np.zeros(3))
 
 
 # --------------------------------------------------------------------------- 5. closures
