@@ -2,7 +2,8 @@
 the compiled program on later calls.
 
 The signature of a call is the pytree structure of its arguments, each leaf's shape, dtype,
-weak type and device, and the values of the static arguments. On arrays the optimised,
+weak type and device (the same for a tracer as for the array it stands for), and the types
+and values of the static arguments. On arrays the optimised,
 compiled program runs (no tracers at all). When an argument is a tracer of another
 transform (grad(jit(f)), jvp, vmap, an outer jit), the unoptimised graph is replayed by
 binding each primitive, so that transform sees exactly the operations `f` performs.
@@ -190,16 +191,19 @@ class jit:  # noqa: N801 - used like a function, as in JAX
 
     Args:
       fun: a pure function of arrays (pytrees of arrays); Python scalars are dynamic
-        (weakly typed) inputs; other Python values must be static.
+        (weakly typed) inputs; other Python values must be static. Arrays it closes over
+        are constants of the trace: their values when it was traced, on every path
+        (docs/jit.md, "What a jitted function reads and returns").
       static_argnums: positional arguments that are Python values (sizes, flags, configs):
-        they must be hashable, and each distinct value gets its own trace.
+        they must be hashable, and each distinct value (of each type: 1, 1.0 and True are
+        three) gets its own trace.
       optimize: which optimisations run: True (all of them), False (none: the traced
         program as it is) or a collection of names from `jit.PASSES` ("unroll", "fold",
         "simplify", "cse", "dce", "fusion", "inplace"), e.g. `set(jit.PASSES) - {"fusion"}`
         to switch fusion off. Each gives the unoptimised program's bits (docs/jit.md).
 
     Returns:
-      A callable with `fun`'s signature. `.graph(*args)` gives the optimised Graph a call
+      A callable with `fun`'s signature, returning new arrays wherever `fun` would. `.graph(*args)` gives the optimised Graph a call
       with these arguments runs (print it, or `.to_dot()`); `.cache_size()` the number of
       traces made; `.clear_cache()` forgets them.
 
