@@ -203,9 +203,10 @@ class jit:  # noqa: N801 - used like a function, as in JAX
         to switch fusion off. Each gives the unoptimised program's bits (docs/jit.md).
 
     Returns:
-      A callable with `fun`'s signature, returning new arrays wherever `fun` would. `.graph(*args)` gives the optimised Graph a call
-      with these arguments runs (print it, or `.to_dot()`); `.cache_size()` the number of
-      traces made; `.clear_cache()` forgets them.
+      A callable with `fun`'s signature, returning new arrays wherever `fun` would.
+      `.graph(*args)` gives the optimised Graph a call with these arguments runs (print
+      it, or `.to_dot()`); `.cache_size()` the number of traces made; `.clear_cache()`
+      forgets them.
 
     Example:
       step = fnad.jit(train_step)
