@@ -9,7 +9,7 @@ arrays, and for traced ones (a Jacobian inside another transform) the namespace 
 import functools
 
 from .._core.backend import array_module
-from .._core.tracer import Tracer, getval
+from .._core.tracer import Tracer, getval, require_callable
 from .._core.tree import tree_flatten, tree_unflatten
 from .transforms import argnums_tuple, dyn_args, jvp, layout, require_complex, vjp
 from .values import shape_dtype
@@ -89,6 +89,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     Example:
       J = fnad.jacrev(fnp.tanh)(x)    # shape x.shape + x.shape
     """
+    require_callable(fun, "jacrev")
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
@@ -127,6 +128,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     Example:
       J = fnad.jacfwd(lambda x: x ** 3)(x)
     """
+    require_callable(fun, "jacfwd")
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
@@ -176,5 +178,6 @@ def hessian(fun, argnums=0, holomorphic=False):
     Example:
       H = fnad.hessian(lambda x: fnp.sum(x ** 3))(x)   # shape x.shape + x.shape
     """
+    require_callable(fun, "hessian")
     return jacfwd(jacrev(fun, argnums, holomorphic=holomorphic), argnums,
                   holomorphic=holomorphic)

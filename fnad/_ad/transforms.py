@@ -7,7 +7,7 @@ import numpy as np
 
 from .._core.abstract import same_rule
 from .._core.backend import array_module, is_array
-from .._core.tracer import Tracer, getval, primitive
+from .._core.tracer import Tracer, getval, primitive, require_callable
 from .._core.tree import leaf_path, tree_flatten, tree_unflatten
 from .forward import trace_forward, unbox_forward
 from .reverse import pull_back, trace_reverse
@@ -231,6 +231,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
     Example:
       loss, g = fnad.value_and_grad(loss_fn)(params, batch)
     """
+    require_callable(fun, "value_and_grad")
     name = getattr(fun, "__name__", "function")
 
     @functools.wraps(fun)
@@ -304,6 +305,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False):
       dfdx = fnad.grad(lambda x: fnp.sum(fnp.tanh(x) ** 2))
       dfdx(fnp.ones(3))
     """
+    require_callable(fun, "grad")
     vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)

@@ -22,7 +22,8 @@ import numpy as np
 from .._core.abstract import aval_of
 from .._core.backend import array_module
 from .._core.custom import CustomVJPRule, bind_checkpoint, bind_custom_vjp
-from .._core.tracer import Trace, Tracer, finish_trace, levels, raise_if_escaped, top_trace
+from .._core.tracer import (Trace, Tracer, finish_trace, levels, raise_if_escaped,
+                             require_callable, top_trace)
 from .._core.tree import _sorted_keys, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["vmap", "BatchTrace", "BatchTracer", "BatchingFallbackWarning", "batch_fallback",
@@ -304,6 +305,16 @@ def move_axis(x, src, dst):
     return x.transpose(tuple(perm))
 
 
+def _out_axis(ax, ndim, k):
+    """out_axes entry `ax` for output leaf `k` of `ndim` axes per example, made non-negative;
+    the batched output has ndim + 1 axes, so ax must lie in [-(ndim + 1), ndim]."""
+    if not -(ndim + 1) <= ax <= ndim:
+        raise ValueError(f"vmap: out_axes={ax} is out of range for output leaf {k}, which has "
+                         f"{ndim} axes per example ({ndim + 1} with the batch axis); use an "
+                         f"axis in [{-(ndim + 1)}, {ndim}].")
+    return ax % (ndim + 1)
+
+
 def _broadcast_out(x, axis, size):
     """Unbatched output `x` repeated `size` times along the new axis `axis`."""
     if not (isinstance(x, Tracer) or hasattr(x, "shape")):
@@ -381,6 +392,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
       per_example = fnad.vmap(fnad.grad(loss), in_axes=(None, 0, 0))(params, xs, ys)
       fnad.vmap(fnp.dot, in_axes=(0, None))(xs, w)   # each row of xs dotted with w
     """
+    require_callable(fun, "vmap")
     _check_axes_type(in_axes, "in_axes")
     _check_axes_type(out_axes, "out_axes")
     if isinstance(in_axes, list):
@@ -405,14 +417,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         out_flat, out_tree = tree_flatten(out)
         o_axes = _flat_axes(out_axes, out, "vmap", "out_axes")
         res = []
-        for o, ax in zip(out_flat, o_axes):
+        for k, (o, ax) in enumerate(zip(out_flat, o_axes)):
             if isinstance(o, BatchTracer) and o._trace is trace:
                 if ax is None:
                     raise ValueError(f"vmap: out_axes=None for an output of shape {o.shape} "
                                      "that depends on the mapped inputs; give it an axis.")
-                o = move_axis(o._value, o._bdim, ax % (o.ndim + 1))
+                o = move_axis(o._value, o._bdim, _out_axis(ax, len(o.shape), k))
             elif ax is not None:
-                o = _broadcast_out(o, ax, size)
+                o = _broadcast_out(o, _out_axis(ax, len(np.shape(o) if not isinstance(
+                    o, Tracer) else o.shape), k), size)
             res.append(o)
         return tree_unflatten(out_tree, res)
 

@@ -12,7 +12,7 @@ import itertools
 import weakref
 
 __all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "levels",
-           "top_trace", "register_callable", "PRIMITIVE_OF", "PRIMITIVES",
+           "require_callable", "top_trace", "register_callable", "PRIMITIVE_OF", "PRIMITIVES",
            "register_array_methods", "set_impl_error_hook", "UnexpectedTracerError",
            "finish_trace", "raise_if_escaped", "set_array_like_hook"]
 
@@ -403,3 +403,12 @@ def primitive(impl, name=None, *, nondiff=False, multiple_results=False):
     fun.primitive = prim
     prim.fun = fun
     return fun
+
+
+def require_callable(fun, transform):
+    """Raise TypeError at once when a transform is given something it cannot call (as JAX
+    does), rather than on the first call of the transformed function."""
+    if not callable(fun):
+        raise TypeError(f"{transform}: expected a function to transform, got "
+                        f"{type(fun).__name__} {fun!r}; pass the function itself, e.g. "
+                        f"fnad.{transform}(f)(x), not its result.")

@@ -4,7 +4,10 @@ The generated function has one local variable per value, calls the primitives'
 implementations directly (no tracers, no dispatch), deletes each value after its last use
 (so memory is freed as early as the program allows) and, with `inplace`, writes the result
 of an elementwise ufunc into the buffer of an argument that dies there (`out=`), when no
-other live value can share that buffer (`fnad/_graph/memory.py` decides which).
+other live value can share that buffer (`fnad/_graph/memory.py` decides which), and copies
+the outputs that would otherwise be a constant of the trace or share a buffer with an input
+or another output where the unoptimised program's did not (`output_copies`), so a jitted
+function returns fresh arrays where the eager function would.
 """
 
 import math
@@ -12,7 +15,7 @@ import math
 import numpy as np
 
 from .._graph.ir import Var
-from .._graph.memory import inplace_choices, last_uses
+from .._graph.memory import inplace_choices, last_uses, output_copies
 
 __all__ = ["compile_graph", "source_of"]
 
@@ -60,8 +63,10 @@ class _Writer:
         return parts
 
 
-def source_of(graph, inplace=True):
-    """The generated source and its namespace: (text, namespace)."""
+def source_of(graph, inplace=True, reference=None):
+    """The generated source and its namespace: (text, namespace). `reference`: the
+    unoptimised program `graph` was made from (default `graph` itself), whose outputs say
+    which inputs an output may be handed back as (see `output_copies`)."""
     w = _Writer()
     names = {}
     for k, v in enumerate(graph.invars + [v for v, _ in graph.captured]):
@@ -88,18 +93,22 @@ def source_of(graph, inplace=True):
         outs = ", ".join(var_name(v) for v in e.outvars)
         if e.prim.multiple_results:
             outs += "," if len(e.outvars) == 1 else ""
-        lines.append(f"    {outs} = {fn}({', '.join(args)})")
+        call = f"{fn}({', '.join(args)})"
+        lines.append(f"    {outs} = {call}" if outs else f"    {call}")
         dead = [var_name(v) for v in dies.get(j, ())]
         if dead:
             lines.append(f"    del {', '.join(dead)}")
-    ret = ", ".join(w.atom(v, var_name) for v in graph.outvars)
+    copies = output_copies(graph, reference)
+    ret = ", ".join(w.atom(v, var_name) + (".copy(order=\"K\")" if k in copies else "")
+                    for k, v in enumerate(graph.outvars))
     lines.append(f"    return [{ret}]")
     return "\n".join(lines) + "\n", w.ns
 
 
-def compile_graph(graph, inplace=True):
-    """A function `run(*flat_inputs) -> list of outputs` executing `graph` on arrays."""
-    text, ns = source_of(graph, inplace)
+def compile_graph(graph, inplace=True, reference=None):
+    """A function `run(*flat_inputs) -> list of outputs` executing `graph` on arrays
+    (`inplace`: results may take over dying buffers; `reference`: see `source_of`)."""
+    text, ns = source_of(graph, inplace, reference)
     ns = dict(ns)
     ns["np"] = np
     code = compile(text, f"<fnad.jit {graph.name}>", "exec")

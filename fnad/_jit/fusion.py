@@ -33,7 +33,7 @@ from .._core.tracer import Primitive
 from .._graph.graph import Graph
 from .._graph.ir import Eqn, Var
 from .compile import compile_graph
-from .kernels import build, supports
+from .kernels import build, negates, supports
 from .passes import rebuild
 
 __all__ = ["fuse_elementwise", "fused_elementwise", "FusedKernel", "set_backend",
@@ -330,11 +330,15 @@ def fuse_elementwise(graph, backend=None):
         used_outside = {graph.eqns[j].outvars[0] for j in idx
                         if graph.eqns[j].outvars[0] in outs
                         or readers.get(graph.eqns[j].outvars[0], set()) - inside}
+        if not used_outside:  # dead code (dead-code elimination switched off): left as is
+            continue
         replace[idx[-1]] = _make_kernel(graph, idx, types, used_outside, backend)
         drop.update(idx[:-1])
         fused_eqns += len(idx)
+    if not replace:
+        return graph
     eqns = [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop]
-    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(clusters)} "
+    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(replace)} "
             "kernels")
     return rebuild(graph, eqns, note=note)
 
@@ -345,5 +349,7 @@ def _supports(backend):
 
     def check(e, op, loop, out):
         args = e.args if op != "astype" else e.args[:1]
+        if backend == "numba" and negates(op, args, out):
+            return False
         return supports(backend, op, [_operand_dtype(a) for a in args], loop, out)
     return check

@@ -2,7 +2,8 @@
 the compiled program on later calls.
 
 The signature of a call is the pytree structure of its arguments, each leaf's shape, dtype,
-weak type and device, and the values of the static arguments. On arrays the optimised,
+weak type and device (the same for a tracer as for the array it stands for), and the types
+and values of the static arguments. On arrays the optimised,
 compiled program runs (no tracers at all). When an argument is a tracer of another
 transform (grad(jit(f)), jvp, vmap, an outer jit), the unoptimised graph is replayed by
 binding each primitive, so that transform sees exactly the operations `f` performs.
@@ -13,8 +14,9 @@ import functools
 import numpy as np
 
 from .._core.abstract import aval_of
-from .._core.tracer import Tracer
+from .._core.tracer import Tracer, require_callable
 from .._core.tree import _registry, tree_flatten, tree_unflatten
+from .._graph.memory import output_copies
 from .compile import compile_graph
 from .fusion import fuse_elementwise
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
@@ -22,22 +24,34 @@ from .simplify import simplify
 from .staging import split_static, trace_to_graph
 from .unroll import unroll_scans
 
-__all__ = ["jit", "optimize_graph"]
+__all__ = ["jit", "optimize_graph", "PASSES", "passes_of"]
+
+
+def _aval_key(a):
+    return (a.shape, a.dtype, a.weak_type, a.device)
+
+
+# Python scalars key as their abstract values (weakly typed 0-d arrays)
+_SCALAR_KEYS = {t: _aval_key(aval_of(t())) for t in (float, int, bool, complex)}
 
 
 def _leaf_key(x, name, i):
+    """A leaf's part of the cache key: its abstract value (shape, dtype, weak type, device),
+    the same for an array and for a tracer of another transform that stands for one, so
+    that grad, jvp and vmap of a jitted function replay the trace its plain calls made."""
     t = type(x)
     if t is np.ndarray or isinstance(x, np.generic):  # a NumPy scalar keys as a 0-d array
-        return (x.shape, x.dtype)
-    if t in (float, int, bool, complex):
-        return t
+        return (x.shape, x.dtype, False, "cpu")
+    key = _SCALAR_KEYS.get(t)
+    if key is not None:
+        return key
     try:
         a = aval_of(x)
     except TypeError:
         raise TypeError(f"{name}: argument leaf {i} is a {t.__name__}, which is not an array "
                         "or a Python scalar; pass it through static_argnums (a hashable "
                         "Python value), or make it an array.") from None
-    return (a.shape, a.dtype, a.weak_type, a.device)
+    return _aval_key(a)
 
 
 def _fast_key(x, leaves, depth=0):
@@ -112,28 +126,64 @@ def _builder(treedef):
     return ns["build"]
 
 
-def optimize_graph(graph, fusion=None):
-    """The default passes, in order: unrolling of short scans, constant folding, algebraic
-    simplification, CSE, dead code, elementwise fusion (`fusion`: a backend name, default
-    the fastest installed)."""
-    graph = unroll_scans(graph)
-    graph = fold_constants(graph)
-    graph = simplify(graph)
-    graph = eliminate_common_subexpressions(graph)
-    graph = eliminate_dead_code(graph)
-    return fuse_elementwise(graph, fusion)
+# The optimisations, in the order they run; `fnad.jit(f, optimize=...)` takes a set of them.
+PASSES = ("unroll", "fold", "simplify", "cse", "dce", "fusion", "inplace")
+_GRAPH_PASSES = (("unroll", unroll_scans), ("fold", fold_constants), ("simplify", simplify),
+                 ("cse", eliminate_common_subexpressions), ("dce", eliminate_dead_code))
+
+
+def passes_of(optimize):
+    """The set of pass names an `optimize=` value selects: True every pass, False none, or
+    a collection of names from PASSES (the others are switched off)."""
+    if optimize is True:
+        return frozenset(PASSES)
+    if optimize is False or optimize is None:
+        return frozenset()
+    if isinstance(optimize, str):
+        optimize = (optimize,)
+    try:
+        names = frozenset(optimize)
+    except TypeError:
+        raise TypeError(f"jit: optimize must be True, False or a collection of pass names "
+                        f"from {PASSES}, got {optimize!r}.") from None
+    unknown = names - set(PASSES)
+    if unknown:
+        raise ValueError(f"jit: unknown optimisation(s) {sorted(unknown)}; the passes are "
+                         f"{PASSES} (optimize=True runs them all, False none).")
+    return names
+
+
+def optimize_graph(graph, fusion=None, passes=PASSES):
+    """The graph passes among `passes`, in order: unrolling of short scans, constant
+    folding, algebraic simplification, CSE, dead code, elementwise fusion (`fusion`: a
+    backend name, default the one set). ("inplace" is the compiler's: `compile_graph`.)"""
+    for name, run in _GRAPH_PASSES:
+        if name in passes:
+            graph = run(graph)
+    return fuse_elementwise(graph, fusion) if "fusion" in passes else graph
 
 
 class _Entry:
     """One traced signature: the graph, the optimised graph and its compiled program."""
 
-    __slots__ = ("graph", "optimized", "run", "build")
+    __slots__ = ("graph", "optimized", "run", "build", "copies")
 
-    def __init__(self, graph, optimize):
+    def __init__(self, graph, passes):
         self.graph = graph
-        self.optimized = optimize_graph(graph) if optimize else graph
-        self.run = None if graph.captured else compile_graph(self.optimized)
+        self.optimized = optimize_graph(graph, passes=passes)
+        self.run = None if graph.captured else compile_graph(
+            self.optimized, inplace="inplace" in passes, reference=graph)
         self.build = _builder(graph.out_tree)
+        self.copies = output_copies(graph)  # what a replay must copy too (constants)
+
+    def replay(self, flat):
+        """The unoptimised graph bound primitive by primitive (for other transforms'
+        tracers), its outputs that are constants of the trace copied as compiled runs do."""
+        outs = self.graph.run_flat(flat)
+        for k in self.copies:
+            if not isinstance(outs[k], Tracer) and hasattr(outs[k], "copy"):
+                outs[k] = outs[k].copy(order="K")
+        return outs
 
 
 class jit:  # noqa: N801 - used like a function, as in JAX
@@ -141,23 +191,33 @@ class jit:  # noqa: N801 - used like a function, as in JAX
 
     Args:
       fun: a pure function of arrays (pytrees of arrays); Python scalars are dynamic
-        (weakly typed) inputs; other Python values must be static.
+        (weakly typed) inputs; other Python values must be static. Arrays it closes over
+        are constants of the trace: their values when it was traced, on every path
+        (docs/jit.md, "What a jitted function reads and returns").
       static_argnums: positional arguments that are Python values (sizes, flags, configs):
-        they must be hashable, and each distinct value gets its own trace.
-      optimize: run the graph optimisations (constant folding, CSE, dead code, fusion,
-        buffer reuse); False replays the traced program as it is.
+        they must be hashable, and each distinct value (of each type: 1, 1.0 and True are
+        three) gets its own trace.
+      optimize: which optimisations run: True (all of them), False (none: the traced
+        program as it is) or a collection of names from `jit.PASSES` ("unroll", "fold",
+        "simplify", "cse", "dce", "fusion", "inplace"), e.g. `set(jit.PASSES) - {"fusion"}`
+        to switch fusion off. Each gives the unoptimised program's bits (docs/jit.md).
 
     Returns:
-      A callable with `fun`'s signature. `.graph(*args)` gives the optimised Graph a call
-      with these arguments runs (print it, or `.to_dot()`); `.cache_size()` the number of
-      traces made; `.clear_cache()` forgets them.
+      A callable with `fun`'s signature, returning new arrays wherever `fun` would.
+      `.graph(*args)` gives the optimised Graph a call with these arguments runs (print
+      it, or `.to_dot()`); `.cache_size()` the number of traces made; `.clear_cache()`
+      forgets them.
 
     Example:
       step = fnad.jit(train_step)
       params, state, loss = step(params, state, batch)   # traced once, then replayed
     """
 
+    PASSES = PASSES
+
     def __init__(self, fun, static_argnums=(), *, optimize=True):
+        require_callable(fun, "jit")
+        self.passes = passes_of(optimize)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = static_argnums
@@ -187,7 +247,7 @@ class jit:  # noqa: N801 - used like a function, as in JAX
             graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw),
                                    [aval_of(x) for x in flat], in_tree, "jit")
             graph.name = self._name
-            entry = _Entry(graph, self.optimize)
+            entry = _Entry(graph, self.passes)
             if not graph.captured:  # a trace that closed over outer tracers is not reusable
                 self._cache[key] = entry
         return entry, flat, traced
@@ -205,7 +265,7 @@ class jit:  # noqa: N801 - used like a function, as in JAX
             self._fast[key] = entry
         graph = entry.graph
         if traced or entry.run is None:
-            outs = graph.run_flat(flat)
+            outs = entry.replay(flat)
         else:
             outs = entry.run(*flat)
         return tree_unflatten(graph.out_tree, outs)

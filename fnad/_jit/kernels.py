@@ -26,7 +26,7 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["supports", "build", "PARALLEL_MIN", "cache_dir"]
+__all__ = ["supports", "build", "PARALLEL_MIN", "cache_dir", "negates"]
 
 # The parallel (prange) variant runs from this many elements: by default never (FNAD_PARALLEL_MIN
 # sets it). Measured on the 2-core CI machine under load, numba's OpenMP threads spin-wait
@@ -46,6 +46,26 @@ _COMPARE = frozenset(("greater", "greater_equal", "less", "less_equal", "equal",
 _INT_OPS = frozenset(("add", "subtract", "multiply", "negative", "maximum", "minimum",
                       "absolute"))
 _LOGIC = frozenset(("logical_and", "logical_or", "logical_not", "logical_xor"))
+
+
+def negates(op, args, out):
+    """Whether a float step is a negation as LLVM sees it: `negative`, a product or quotient
+    with a Python -1, or -0.0 minus a value. LLVM may move a negation into the operation
+    that made its operand or into the one that reads its result (`-(x * y)` becomes
+    `x * -y`, `-a + b` becomes `b - a`), which IEEE 754 allows but which changes the sign
+    bit of a NaN result: NumPy negates the NaN, the moved negation does not. numba kernels
+    leave these steps to NumPy, so NaN signs stay NumPy's (a copysign reading one included).
+    """
+    if out.kind != "f":
+        return False
+    if op == "negative":
+        return True
+    scalars = [a for a in args if type(a) in (bool, int, float)]
+    if op in ("multiply", "divide") and any(a == -1 for a in scalars):
+        return True
+    first = args[0] if args else None
+    return op == "subtract" and type(first) in (int, float) and first == 0 and \
+        math.copysign(1.0, first) < 0
 
 
 def supports(backend, op, dtypes, loop, out):
@@ -89,9 +109,11 @@ _NE_DTYPE = {float: np.float32, np.float64: np.float64, bool: np.bool_}
 
 
 def _numexpr_supports(op, dtypes, loop, out):
-    # operands must already have the loop dtype (numexpr cannot cast), scalars aside
+    # operands must already have the loop dtype (numexpr cannot cast), Python scalars aside
+    # (tested with `is`: np.dtype(bool) == bool, so `d in (bool, int, float)` lets a bool
+    # array through as if it were a Python scalar)
     for d, t in zip(dtypes, loop):
-        if d not in (bool, int, float) and np.dtype(d) != t:
+        if not (d is bool or d is int or d is float) and np.dtype(d) != t:
             return False
     if any(t not in _NE_TYPES for t in loop) or out not in _NE_TYPES:
         return False

@@ -3,18 +3,25 @@
 A `StagingTrace` has tracers that hold an abstract value and a `Var`, never a number. Each
 primitive call on them is recorded as an `Eqn` (primitive, arguments with `Var`s in place
 of tracers, keyword arguments, output `Var`s) after the primitive's `abstract_eval` gives
-the outputs' shapes and dtypes. Arrays the function closes over become constants;
-tracers of other (outer) transforms it closes over become extra inputs ("captured").
+the outputs' shapes and dtypes. Arrays the function closes over become constants of the
+trace, copied when it first meets them (read-only copies), so that every later call and
+every transform of the staged function (grad, jvp, vmap of jit(f)) sees the values they
+had while tracing, as in JAX; tracers of other (outer) transforms it closes over become
+extra inputs ("captured").
 Python control flow on a staged value cannot be decided and raises `ConcretizationError`.
 Each equation records the `named_scope`s open when it was staged (`Eqn.scope`), which the
 pictures use to group and fold blocks.
 """
+
+import numpy as np
 
 from .._ad.forward import forward_mode_error
 from .._ad.reverse import rule_cotangents
 from .._ad.transforms import jvp, vjp
 from .._batching.vmap import batch_checkpoint, batch_custom_vjp
 from .._core.abstract import abstract_eval, aval_of, is_aval
+from .._core.backend import is_cupy_array
+from .._core.custom import CustomVJPRule
 from .._core.tracer import (Primitive, Trace, Tracer, bind_traced, finish_trace,
                             raise_if_escaped)
 from .._core.tree import tree_flatten, tree_structure, tree_unflatten
@@ -24,7 +31,7 @@ from .compile import compile_graph
 from .scopes import current_scope
 
 __all__ = ["StagingTrace", "StagingTracer", "ConcretizationError", "trace_to_graph",
-           "make_graph", "split_static"]
+           "make_graph", "split_static", "static_key"]
 
 class ConcretizationError(TypeError):
     """A staged (abstract) value was used where Python needs a concrete one."""
@@ -96,15 +103,18 @@ class StagingTracer(Tracer):
 class StagingTrace(Trace):
     """Records every primitive call on its tracers as an equation."""
 
-    __slots__ = ("eqns", "invars", "captured", "transform", "_captured_ids")
+    __slots__ = ("eqns", "invars", "captured", "transform", "_captured_ids", "_consts",
+                 "freeze")
 
-    def __init__(self, transform="jit"):
+    def __init__(self, transform="jit", freeze=True):
         super().__init__()
         self.eqns = []
         self.invars = []
         self.captured = []  # (var, outer tracer) for tracers of other traces used inside
         self._captured_ids = {}
+        self._consts = {}  # id(array met) -> (that array, its frozen copy)
         self.transform = transform
+        self.freeze = freeze  # False: arrays stay as they are (a body whose caller lifts them)
 
     def new_arg(self, aval):
         var = Var(aval)
@@ -112,16 +122,32 @@ class StagingTrace(Trace):
         return StagingTracer(self, var)
 
     def atom(self, x):
-        """`x` as it appears in an equation: a Var for a tracer, `x` itself otherwise."""
+        """`x` as it appears in an equation: a Var for a tracer, a frozen copy for an array
+        (`constant`), `x` itself otherwise."""
         if isinstance(x, Tracer):
             if type(x) is StagingTracer and x._trace is self:
                 return x.var
             return self._capture(x)
+        if self.freeze and (isinstance(x, np.ndarray) or is_cupy_array(x)):
+            return self.constant(x)
         if type(x) in (list, tuple):
             for y in x:
-                if isinstance(y, Tracer) or type(y) in (list, tuple):
+                if isinstance(y, (Tracer, np.ndarray, list, tuple)) or is_cupy_array(y):
                     return type(x)(self.atom(y) for y in x)
         return x
+
+    def constant(self, x):
+        """The trace's copy of the array `x`, made when the trace first meets `x`: the
+        values of closed-over arrays are those they had while tracing (JAX's semantics),
+        and the copy is read-only, so nothing the program hands out can change it."""
+        hit = self._consts.get(id(x))
+        if hit is not None:
+            return hit[1]
+        c = x.copy(order="K")  # the same memory layout: BLAS takes the same path on it
+        if isinstance(c, np.ndarray):
+            c.flags.writeable = False
+        self._consts[id(x)] = (x, c)  # x is kept alive, so its id is not reused
+        return c
 
     def _capture(self, x):
         var = self._captured_ids.get(id(x))
@@ -133,6 +159,8 @@ class StagingTrace(Trace):
     def process(self, prim, args, kwargs):
         out = abstract_eval(prim, *args, **kwargs)
         atoms = tuple(self.atom(a) for a in args)
+        if kwargs:
+            kwargs = {k: self.atom(v) for k, v in kwargs.items()}
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(Eqn(prim, atoms, kwargs, outvars, current_scope()))
@@ -164,12 +192,59 @@ def _is_operand(x):
     return isinstance(x, (Tracer, bool, int, float, complex)) or hasattr(x, "dtype")
 
 
-def _staged_outputs(fun, flat, transform):
-    """Trace `fun(*flat)` for its outputs' structure and abstract values."""
+def _staged(fun, flat, transform):
+    """Trace `fun(*flat)`: (the graph, its outputs' structure, their abstract values)."""
     graph = trace_to_graph(fun, [aval_of(x) for x in flat], tree_structure((tuple(flat), {})),
                            transform)
-    return graph.out_tree, tuple(v.aval if type(v) is Var else aval_of(v)
-                                 for v in graph.outvars)
+    return graph, graph.out_tree, tuple(v.aval if type(v) is Var else aval_of(v)
+                                        for v in graph.outvars)
+
+
+def _replay(graph):
+    """`graph` as a function of its flat inputs returning its output pytree: run on arrays
+    it calls the implementations, on tracers it binds each primitive (as `jit` replays)."""
+    return lambda *flat: tree_unflatten(graph.out_tree, graph.run_flat(list(flat)))
+
+
+def _frozen_rule(rule, args, flat, in_tree, transform, fun_g):
+    """`rule` with `fun`, `fwd` and `bwd` replaced by replays of programs traced now, so that
+    the arrays they close over keep their values of this moment, on every path (the call,
+    grad(jit(f)), vmap(jit(f))), as the rest of the trace does. None when one of them
+    cannot be traced (it closes over outer tracers, reads values, or returns residuals
+    that are not arrays): then they run as Python code when called."""
+    def of_leaves(f):
+        return lambda *vals: f(*rule.fill_leaves(args, vals, in_tree))
+
+    fixed = [args[i] for i in rule.nondiff_argnums]
+    try:
+        fwd_g = _staged(of_leaves(rule.fwd), flat, transform)[0]
+        out_def, res_def = fwd_g.out_tree.children
+        n_out = out_def.num_leaves
+        res_avals = [v.aval if type(v) is Var else aval_of(v) for v in fwd_g.outvars[n_out:]]
+        out_avals = [v.aval if type(v) is Var else aval_of(v) for v in fwd_g.outvars[:n_out]]
+
+        def bwd_of_leaves(*leaves):
+            res = tree_unflatten(res_def, list(leaves[:len(res_avals)]))
+            return rule.bwd(*fixed, res, tree_unflatten(out_def, list(leaves[len(res_avals):])))
+        bwd_g = trace_to_graph(bwd_of_leaves, res_avals + out_avals,
+                               tree_structure((tuple(res_avals + out_avals), {})), transform)
+    except Exception:  # noqa: BLE001 - not traceable: the rules run as Python code instead
+        return None
+    if fun_g.captured or fwd_g.captured or bwd_g.captured:
+        return None
+    fun_run, fwd_run, bwd_run = _replay(fun_g), _replay(fwd_g), _replay(bwd_g)
+
+    def fun(*full):
+        return fun_run(*rule.flatten(full)[0])
+
+    def fwd(*full):
+        return fwd_run(*rule.flatten(full)[0])
+
+    def bwd(*fixed_and_res_g):
+        res, g = fixed_and_res_g[-2:]
+        return bwd_run(*tree_flatten(res)[0], *tree_flatten(g)[0])
+
+    return CustomVJPRule(fun, fwd, bwd, rule.nondiff_argnums, rule.name)
 
 
 def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
@@ -178,8 +253,16 @@ def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
     def fun(*vals):
         return rule.fun(*rule.fill_leaves(args, vals, in_tree))
 
-    def impl(*vals):
-        return tuple(tree_flatten(fun(*vals))[0])
+    fun_g, out_tree, out_avals = _staged(fun, flat, transform)
+    frozen = _frozen_rule(rule, args, flat, in_tree, transform, fun_g)
+    if frozen is not None:  # the traced programs: closed-over arrays keep these values
+        rule, run = frozen, compile_graph(fun_g)
+
+        def impl(*vals):
+            return tuple(run(*vals))
+    else:
+        def impl(*vals):
+            return tuple(tree_flatten(fun(*vals))[0])
 
     def vjp_all(g, ans, *vals):
         out, res = rule.fwd(*rule.fill_leaves(args, vals, in_tree))
@@ -193,7 +276,6 @@ def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
         outs = tree_flatten(batch_custom_vjp(rule, args, vals, dims, in_tree))[0]
         return outs, (0,) * len(outs)
 
-    out_tree, out_avals = _staged_outputs(fun, flat, transform)
     return _primitive(f"custom_vjp[{rule.name}]", impl, out_avals, vjp_all, jvp_all,
                       batch), out_tree
 
@@ -253,9 +335,10 @@ def _leaf_aval(x, name, i):
                         "(a hashable Python value), or make it an array.") from None
 
 
-def trace_to_graph(fun, flat_avals, in_tree, transform="jit"):
-    """Trace `fun(*tree_unflatten(in_tree, ...))` on abstract inputs into a Graph."""
-    trace = StagingTrace(transform)
+def trace_to_graph(fun, flat_avals, in_tree, transform="jit", freeze=True):
+    """Trace `fun(*tree_unflatten(in_tree, ...))` on abstract inputs into a Graph (`freeze`:
+    arrays met become frozen copies, `StagingTrace.constant`)."""
+    trace = StagingTrace(transform, freeze)
     tracers = [trace.new_arg(a) for a in flat_avals]
     try:
         args, kwargs = tree_unflatten(in_tree, tracers)
@@ -312,8 +395,21 @@ def _static_nums(static_argnums, nargs, name):
     return tuple(sorted(set(out)))
 
 
+def static_key(value):
+    """The cache key of a static argument: its type and value, looked into through tuples
+    (namedtuples too) and frozensets, so that values equal across types (1, 1.0 and True;
+    (1,) and (1.0,)) get traces of their own, as in JAX."""
+    t = type(value)
+    if isinstance(value, tuple):
+        return (t, tuple(static_key(v) for v in value))
+    if t is frozenset:
+        return (t, frozenset(static_key(v) for v in value))
+    return (t, value)
+
+
 def split_static(args, static_argnums, name):
-    """(dynamic args, static args, rebuild(dynamic) -> all args)."""
+    """(dynamic args, static args as cache keys (`static_key`), rebuild(dynamic) -> all
+    args)."""
     if not static_argnums and static_argnums != 0:
         return tuple(args), (), tuple
     nums = _static_nums(static_argnums, len(args), name)
@@ -327,6 +423,7 @@ def split_static(args, static_argnums, name):
                             "value (a tuple instead of a list), or make it a dynamic argument."
                             ) from None
     dyn = tuple(a for i, a in enumerate(args) if i not in nums)
+    key = tuple(static_key(s) for s in static)
 
     def rebuild(d):
         full, it_d, it_s = [], iter(d), iter(static)
@@ -334,4 +431,4 @@ def split_static(args, static_argnums, name):
             full.append(next(it_s) if i in nums else next(it_d))
         return tuple(full)
 
-    return dyn, static, rebuild
+    return dyn, key, rebuild

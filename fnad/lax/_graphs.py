@@ -157,13 +157,14 @@ def cached(graph, key, make):
 
 def runner(graph):
     """The optimised, compiled program of a closed graph: `run(*flat) -> list`."""
-    return cached(graph, "run", lambda: compile_graph(optimize_graph(graph)))
+    return cached(graph, "run", lambda: compile_graph(optimize_graph(graph),
+                                                  reference=graph))
 
 
 def trace_flat(fun, avals, name):
     """Trace `fun(*flat)` on abstract values into a graph."""
     in_tree = tree_structure((tuple(range(len(avals))), {}))
-    return trace_to_graph(fun, avals, in_tree, name)
+    return trace_to_graph(fun, avals, in_tree, name, freeze=False)  # close() lifts arrays
 
 
 def derived(fun, avals, name):

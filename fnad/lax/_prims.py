@@ -38,6 +38,14 @@ def _where(flags):
     return [i for i, f in enumerate(flags) if f]
 
 
+def _fit(ct, aval):
+    """A cotangent in its primal's dtype: the body's VJP program is traced for that dtype,
+    and a wider one (a float32 output under a float64 loss) would run that program in
+    another dtype than the one it was staged for (and than a fused kernel computes in)."""
+    dt = getattr(ct, "dtype", None)
+    return ct if dt is None or dt == aval.dtype else ct.astype(aval.dtype)
+
+
 def _scatter(n, flags, values, offset=0):
     """A tuple of `n` with `values` at the positions `offset + i` where `flags[i]` is true,
     None elsewhere: the cotangents or tangents of the operands (outputs) that have one."""
@@ -109,17 +117,22 @@ def _scan_bwd_body(body, nc, nk):
 
 def _scan_vjp(g, ans, *ops, body, num_consts, num_carry, length, reverse):
     nc, nk = num_consts, num_carry
-    ins, outs = in_avals(body), out_avals(body)
-    f_in, f_out = diff_flags(body), _flags(outs)
     if body.stacks_carries:
         carries = ans[len(ans) - nk:]
-    else:
-        res = scan_p.bind(*ops, body=stacking_body(body, nc, nk), num_consts=nc,
-                          num_carry=nk, length=length, reverse=reverse)
+    else:  # recomputed by a scan of the body that stacks them, whose VJP this then is, with
+        # zero cotangents for them (what the backward pass gives a stacking scan's), so that
+        # grad(f) and grad(jit(f)) do the same arithmetic (the signs of zeros included)
+        body = stacking_body(body, nc, nk)
+        res = scan_p.bind(*ops, body=body, num_consts=nc, num_carry=nk, length=length,
+                          reverse=reverse)
         carries = res[len(res) - nk:]
+        g = tuple(g) + tuple(zeros(a.update(shape=(length,) + a.shape))
+                             for a in out_avals(body)[len(g):])
+    ins, outs = in_avals(body), out_avals(body)
+    f_in, f_out = diff_flags(body), _flags(outs)
     acc0 = [zeros(ins[i]) for i in _where(f_in[:nc])]
-    ct_k = [g[k] for k in _where(f_in[nc:nc + nk])]
-    ct_y = [g[nk + j] for j in _where(f_out[nk:])]
+    ct_k = [_fit(g[k], outs[k]) for k in _where(f_in[nc:nc + nk])]
+    ct_y = [_fit(g[nk + j], outs[nk + j]) for j in _where(f_out[nk:])]
     res = scan_p.bind(*ops[:nc], *acc0, *ct_k, *carries, *ops[nc + nk:], *ct_y,
                       body=_scan_bwd_body(body, nc, nk), num_consts=nc,
                       num_carry=len(acc0) + len(ct_k), length=length, reverse=not reverse)
@@ -184,7 +197,9 @@ def _cond_abstract(pred, *ops, branches):
 def _cond_vjp(g, ans, pred, *ops, branches):
     f_in, f_out = _flags(in_avals(branches[0])), _flags(out_avals(branches[0]))
     bwd = tuple(vjp_graph(b, f_in, f_out) for b in branches)
-    res = cond_p.bind(pred, *ops, *[g[k] for k in _where(f_out)], branches=bwd)
+    outs = out_avals(branches[0])
+    res = cond_p.bind(pred, *ops, *[_fit(g[k], outs[k]) for k in _where(f_out)],
+                      branches=bwd)
     return _scatter(1 + len(ops), f_in, res, offset=1)
 
 

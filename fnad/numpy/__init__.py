@@ -25,6 +25,7 @@ from ._creation import (  # noqa: E402
     triu as triu,
     asarray as asarray,
     array as array,
+    copy as copy,
 )
 from ._spaces import (  # noqa: E402
     linspace as linspace,

@@ -110,6 +110,33 @@ def _like_rule(prim):
     return rule
 
 
+def _lift_front(x, d, rank):
+    """Batched `x` with its batch axis first and size-1 axes after it up to `rank` example
+    axes, so that right-aligned broadcasting lines the example axes up."""
+    x = to_front(x, d)
+    s = shape(x)
+    return fnp.reshape(x, s[:1] + (1,) * (rank - len(s) + 1) + s[1:])
+
+
+def _full_rule(args, dims, **kw):
+    (fill, shp, *rest), d = args, dims[0]
+    if not _only_first(dims):
+        return _fallback(_P["full"], args, dims, kw)
+    fill = _lift_front(fill, d, len(shp))
+    return _P["full"].bind(fill, (shape(fill)[0],) + tuple(shp), *rest, **kw), 0
+
+
+def _linspace_rule(args, dims, **kw):
+    start, stop, num, endpoint, dtype, axis = args
+    if any(d is not None for d in dims[2:]):
+        return _fallback(_P["linspace"], args, dims, kw)
+    ranks = [logical_ndim(a, d) for a, d in zip(args[:2], dims[:2])]
+    r = max(ranks)
+    ends = [a if d is None else _lift_front(a, d, r) for a, d in zip(args[:2], dims[:2])]
+    axis = axis % (r + 1) + 1  # the sample axis among the example's axes, after the batch's
+    return _P["linspace"].bind(*ends, num, endpoint, dtype, axis, **kw), 0
+
+
 # ----------------------------------------------------------------------------- products
 
 def _lift_to(x, r):
@@ -177,7 +204,7 @@ def _register():
             "clip", "where", "angle", "real", "imag", "sinc", "sinc_deriv", "round", "fix",
             "isneginf", "isposinf", "iscomplex", "isreal", "isclose", "nan_to_num")]:
         p.batch = elementwise_batch(p)
-    for p in (_P["astype"], _P["astype_exact"], as_primitive(_put),
+    for p in (_P["astype"], _P["astype_exact"], _P["copy"], as_primitive(_put),
               as_primitive(stop_gradient_p)):
         p.batch = keep_batch(p)
     for n in ("zeros_like", "ones_like", "empty_like", "full_like"):
@@ -190,6 +217,8 @@ def _register():
     for n in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals",
               "pinv"):
         _P[n].batch = stack_batch(_P[n], core=(2,) * 4)
+    _P["full"].batch = _full_rule
+    _P["linspace"].batch = _linspace_rule
     _P["solve"].batch = _solve_rule
     _P["reshape"].batch = _reshape_rule
     _P["transpose"].batch = _transpose_rule

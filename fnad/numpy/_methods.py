@@ -143,7 +143,7 @@ _METHODS = {
     "round": lambda s, decimals=0: fnp.round(s, decimals),
     "conj": lambda s: fnp.conj(s),
     "conjugate": lambda s: fnp.conj(s),
-    "copy": lambda s: s,
+    "copy": lambda s, order="C": fnp.copy(s),
     "item": lambda s, *a: s.value.item(*a),
     "tolist": lambda s: s.value.tolist(),
     "trace": lambda s, offset=0, axis1=0, axis2=1: fnp.trace(s, offset, axis1, axis2),

@@ -4,14 +4,19 @@ The solver steps with error control and shortens the step to land on each reques
 (no dense output). It runs on concrete arrays: the step count depends on the values, so
 the whole solve is one custom_vjp node, and its VJP integrates the adjoint system backwards
 in time (Pontryagin; as JAX's experimental ode and HIPS autograd). The backward pass calls
-odeint again, so it is itself differentiable (higher-order reverse mode).
+odeint again, so it is itself differentiable (higher-order reverse mode). The solve itself
+is a primitive (`odeint_solve`) whose batching rule solves each example on its own (each
+takes its own adaptive steps), so vmap of odeint, and of its gradient, works.
 """
 
 import numpy as np
 
 from .. import numpy as fnp
+from .._batching.families import batch_size
+from .._batching.vmap import batch_by_loop
+from .._core.abstract import AbstractEvalError
 from .._core.backend import array_module
-from .._core.tracer import Tracer, getval
+from .._core.tracer import Primitive, Tracer, getval
 from .._ad.custom import custom_vjp
 from .._ad.transforms import vjp
 from .._core.tree import tree_flatten, tree_map, tree_unflatten
@@ -137,6 +142,37 @@ def _solve(func, y0, ts, args, rtol, atol, mxstep, hmax):
     return tree_unflatten(treedef, out)
 
 
+def _solve_impl(*leaves, func, tree, opts):
+    y0, t, args = tree_unflatten(tree, list(leaves))
+    return tuple(tree_flatten(_solve(func, y0, t, args, *opts))[0])
+
+
+# One solve as a primitive: under vmap (the custom_vjp's function, fwd and bwd vmapped) each
+# example is solved on its own, with its own adaptive steps; it has no derivative rules,
+# since the custom_vjp around it is what autodiff sees.
+_solve_p = Primitive("odeint_solve", _solve_impl, multiple_results=True)
+_solve_p.batch = lambda vals, dims, **kw: batch_by_loop(_solve_p, vals, dims, kw,
+                                                        batch_size(vals, dims))
+
+
+def _solve_abstract(*avals, func, tree, opts):
+    raise AbstractEvalError("odeint_solve: the solve takes as many steps as the values ask "
+                            "for, so it runs on concrete values only (odeint refuses jit "
+                            "before it gets here); call odeint outside the jitted function.")
+
+
+_solve_p.abstract_eval = _solve_abstract
+
+
+def _solve_any(func, y0, t, args, opts):
+    """`_solve`, through the primitive when a value is traced (vmap)."""
+    leaves, tree = tree_flatten((y0, t, args))
+    if not any(isinstance(x, Tracer) for x in leaves):
+        return _solve(func, y0, t, args, *opts)
+    outs = _solve_p.bind(*leaves, func=func, tree=tree, opts=opts)
+    return tree_unflatten(tree_flatten(y0)[1], list(outs))
+
+
 # ----------------------------------------------------------------------------- adjoint
 
 
@@ -149,7 +185,7 @@ def _make(func, opts):
 
     @custom_vjp
     def odeint(y0, t, *args):
-        return _solve(func, y0, t, args, *opts)
+        return _solve_any(func, y0, t, args, opts)
 
     def fwd(y0, t, *args):
         ys = odeint(y0, t, *args)
@@ -219,11 +255,20 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
         raise ValueError("fnad.scipy.integrate.odeint: t must be increasing (t[0] is the "
                          "initial time); to integrate backwards, negate time in func.")
     y0 = tree_map(_float_array, y0)
-    args = tree_map(_float_array, args)
+    args = tree_map(_float_arg, args)
     for leaf in tree_flatten((y0, t, args))[0]:
         refuse_staged(leaf, "fnad.scipy.integrate.odeint", "choose its adaptive steps",
                       "call it outside the jitted function (grad and vjp of it work)")
     return _make(func, (rtol, atol, mxstep, hmax))(y0, t, *args)
+
+
+def _float_arg(x):
+    """An argument for func: a Python number stays a Python float (weakly typed, so a
+    float32 state stays float32, as NumPy's promotion of Python scalars gives), arrays
+    become float arrays."""
+    if type(x) in (int, float, bool):
+        return float(x)
+    return _float_array(x)
 
 
 def _float_array(x):

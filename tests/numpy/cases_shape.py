@@ -164,6 +164,26 @@ SHAPE = (
     + each("rollaxis", [X3], lambda x: fnp.rollaxis(x, 2), lambda t: torch.movedim(t, 2, 0))
     + each("rollaxis", [X3], lambda x: fnp.rollaxis(x, 0, 2), lambda t: torch.movedim(t, 0, 1),
            "axis=0 start=2")
+    # creation from traced values: the fill value, the end points, the vectors
+    + each("full", [(), (3,)], lambda v: fnp.full((2, 3), v), lambda t: t.expand(2, 3))
+    + each("full_like", [()], lambda v: fnp.full_like(np.ones((2, 3)), v),
+           lambda t: t.expand(2, 3))
+    + each("full_like", [(3,)], lambda v: fnp.full_like(np.ones(2), v, shape=(2, 3)),
+           lambda t: t.expand(2, 3), "shape=")
+    + each("linspace", [((), ())], lambda a, b: fnp.linspace(a, b, 5),
+           lambda a, b: a + (b - a) * torch.arange(5, dtype=a.dtype) / 4)
+    + each("linspace", [((2,), ())], lambda a, b: fnp.linspace(a, b, 4, endpoint=False,
+                                                                 axis=-1),
+           lambda a, b: a[:, None] + (b - a)[:, None] * torch.arange(4, dtype=a.dtype) / 4,
+           "axis=-1 no endpoint")
+    + each("logspace", [((), ())], lambda a, b: fnp.logspace(a, b, 4),
+           lambda a, b: 10.0 ** (a + (b - a) * torch.arange(4, dtype=a.dtype) / 3))
+    + each("meshgrid", [((2,), (3,))], lambda a, b: fnp.meshgrid(a, b),
+           lambda a, b: list(torch.meshgrid(a, b, indexing="xy")))
+    + each("meshgrid", [((2,), (3,))], lambda a, b: fnp.meshgrid(a, b, indexing="ij",
+                                                                   sparse=True),
+           lambda a, b: [a[:, None], b[None, :]], "ij sparse")
+    + each("copy", [(2, 3)], fnp.copy, lambda t: t.clone())
 )
 for _c in SHAPE:
     if "float32" in _c.variant:
