@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, same_rule
-from .._core.backend import array_module, backend_of, is_cupy_array
+from .._core.backend import array_module, backend_of, is_cupy_array, is_device_array
 from .._core.tracer import Tracer
 from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp
 from ._util import wrap, wrap_nondiff
@@ -33,38 +33,55 @@ defvjp(triu, lambda g, ans, m, k=0: triu(g, k))
 defjvp_linear(triu)
 
 
-def _holds_tracer(obj):
-    if isinstance(obj, Tracer):
+def _holds_value(obj):
+    """True when `obj` is, or holds in nested lists and tuples, a traced value or a device
+    array: what NumPy's own functions cannot take (fnad's general code serves them)."""
+    if isinstance(obj, Tracer) or is_device_array(obj):
         return True
     if isinstance(obj, (list, tuple)):
-        return any(_holds_tracer(o) for o in obj)
+        return any(_holds_value(o) for o in obj)
     return False
 
 
-def _tracers_in(obj):
-    if isinstance(obj, Tracer):
+def _values_in(obj):
+    """The traced values and device arrays in `obj` (nested lists and tuples)."""
+    if isinstance(obj, Tracer) or is_device_array(obj):
         yield obj
     elif isinstance(obj, (list, tuple)):
         for o in obj:
-            yield from _tracers_in(o)
+            yield from _values_in(o)
+
+
+_SCALARS = (bool, int, float, complex, np.number, np.bool_)
 
 
 def _on(xp, x):
-    """A plain item of a list holding traced values, made an array of `xp`: a Python number
-    is filled in on the device (no copy from the host)."""
-    if isinstance(x, (bool, int, float, complex)):
+    """A plain item of a list holding traced values, made an array of `xp`: a Python or
+    NumPy number is filled in on the device (no copy from the host)."""
+    if isinstance(x, _SCALARS):
         return xp.full((), x, dtype=np.asarray(x).dtype)
     return xp.asarray(x)
 
 
+def asarrays(*xs):
+    """`xs` as arrays on one device, for an op that combines them: traced values, arrays and
+    lists as `asarray` makes them, Python and NumPy numbers as 0-d arrays filled in on the
+    device of the others (no copy from the host), so that `fnp.linspace(x, 1.0)` with `x` on
+    a GPU makes its 1.0 there. Arrays on different devices raise a DeviceMismatchError."""
+    arrs = [x if isinstance(x, _SCALARS) else asarray(x) for x in xs]
+    xp = array_module(*(a for a in arrs if not isinstance(a, _SCALARS)))
+    return tuple(_on(xp, a) if isinstance(a, _SCALARS) else a for a in arrs)
+
+
 def asarray(a, dtype=None, order=None, *, copy=None, like=None):
     """`a` as an array. Traced values pass through (cast if `dtype` differs); nested lists
-    holding traced values are stacked, so their derivatives survive."""
+    holding traced values are stacked, so their derivatives survive, and so are lists
+    holding device arrays (their plain items made on that device)."""
     if isinstance(a, Tracer):
         return a if dtype is None else fnp.astype(a, dtype)
-    if isinstance(a, (list, tuple)) and _holds_tracer(a):
-        xp = array_module(*_tracers_in(a))  # plain items go to the traced values' device
-        res = fnp.stack([asarray(x) if _holds_tracer(x) else _on(xp, x) for x in a])
+    if isinstance(a, (list, tuple)) and _holds_value(a):
+        xp = array_module(*_values_in(a))  # plain items go to the values' device
+        res = fnp.stack([asarray(x) if _holds_value(x) else _on(xp, x) for x in a])
         return res if dtype is None else fnp.astype(res, dtype)
     if is_cupy_array(a):
         return a if dtype is None else a.astype(dtype, copy=False)
@@ -74,7 +91,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, like=None):
 def array(object, dtype=None, *, copy=True, order="K", ndmin=0, like=None):
     """A new array from `object` (traced values and lists holding them are differentiable)."""
     if isinstance(object, Tracer) or (isinstance(object, (list, tuple))
-                                      and _holds_tracer(object)):
+                                      and _holds_value(object)):
         res = asarray(object, dtype)
         while fnp.ndim(res) < ndmin:
             res = fnp.expand_dims(res, 0)

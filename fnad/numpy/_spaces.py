@@ -1,14 +1,16 @@
 """linspace, logspace and geomspace, differentiable in their endpoints (and logspace in its
-base): on plain values NumPy's own functions; with a traced start, stop or base the same
-formulas written in fnad.numpy (NumPy 2's), so the samples are linear in start and stop:
-y_k = start + k (stop - start) / div, with the last sample exactly `stop` when endpoint."""
+base): on plain NumPy values NumPy's own functions; with a traced or device start, stop or
+base (CuPy has no geomspace) the same formulas written in fnad.numpy (NumPy 2's), so the
+samples are linear in start and stop: y_k = start + k (stop - start) / div, with the last
+sample exactly `stop` when endpoint. Numbers among them are made on the device of the others."""
 
 import numpy as np
 
 from .. import numpy as fnp
-from ._creation import _holds_tracer, asarray
+from ._creation import _holds_value, asarrays
+from .._core.backend import array_module
 from .._core.tracer import getval
-from ._util import const_of, dtype_of, is_staged, ndim
+from ._util import const_of, dtype_of, ndim, values_hidden
 
 __all__ = ["linspace", "logspace", "geomspace"]
 
@@ -49,16 +51,16 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     Example:
       fnad.grad(lambda a: fnp.sum(fnp.linspace(a, 2.0, 5)))(1.0)   # 2.5
     """
-    if not (_holds_tracer(start) or _holds_tracer(stop)):
+    if not (_holds_value(start) or _holds_value(stop)):  # NumPy's own on plain values
         kw = {} if device is None else {"device": device}
         return np.linspace(start, stop, num, endpoint, retstep, dtype, axis, **kw)
     num = _count(num, "linspace")
-    start, stop = asarray(start), asarray(stop)
+    start, stop = asarrays(start, stop)  # a number endpoint made on the other's device
     dt = _float_dtype(start, stop)
     start, stop = fnp.astype(start, dt), fnp.astype(stop, dt)
     div = (num - 1) if endpoint else num
     delta = stop - start
-    k = np.arange(num, dtype=dt).reshape((-1,) + (1,) * ndim(delta))
+    k = array_module(delta).arange(num, dtype=dt).reshape((-1,) + (1,) * ndim(delta))
     if div > 0:
         step = delta / div
         y = k * step + start
@@ -78,9 +80,9 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     Example:
       fnp.logspace(0.0, 2.0, 3)   # [1., 10., 100.]
     """
-    if not (_holds_tracer(start) or _holds_tracer(stop) or _holds_tracer(base)):
+    if not (_holds_value(start) or _holds_value(stop) or _holds_value(base)):
         return np.logspace(start, stop, num, endpoint, base, dtype, axis)
-    start, stop, base = asarray(start), asarray(stop), asarray(base)
+    start, stop, base = asarrays(start, stop, base)
     nd = max(ndim(start), ndim(stop), ndim(base))
     start, stop, base = (fnp.reshape(a, (1,) * (nd - ndim(a)) + fnp.shape(a))
                          for a in (start, stop, base))
@@ -91,17 +93,19 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Samples spaced evenly on a log scale from `start` to `stop` (same sign, or complex),
-    as `numpy.geomspace`; differentiable in start and stop.
+    as `numpy.geomspace`; differentiable in start and stop. A zero endpoint raises a
+    ValueError, except on a device or under jit, where values are not read (the result then
+    holds NaN or infinities).
 
     Example:
       fnp.geomspace(1.0, 1000.0, 4)   # [1., 10., 100., 1000.]
     """
-    if not (_holds_tracer(start) or _holds_tracer(stop)):
+    if not (_holds_value(start) or _holds_value(stop)):  # CuPy has no geomspace
         return np.geomspace(start, stop, num, endpoint, dtype, axis)
     num = _count(num, "geomspace")
-    start, stop = asarray(start), asarray(stop)
-    if not is_staged(start) and not is_staged(stop) and (
-            np.any(getval(start) == 0) or np.any(getval(stop) == 0)):  # staged: no values
+    start, stop = asarrays(start, stop)
+    if not values_hidden(start) and not values_hidden(stop) and (  # jit, device: not read
+            np.any(getval(start) == 0) or np.any(getval(stop) == 0)):
         raise ValueError("fnad.numpy.geomspace: a geometric sequence cannot include zero.")
     dt = _float_dtype(start, stop)
     start, stop = fnp.astype(start, dt), fnp.astype(stop, dt)
