@@ -30,7 +30,7 @@ __all__ = ["last_uses", "inplace_choices", "memory_plan", "MemoryPlan", "ALLOCAT
 ALLOCATING = frozenset((
     "sum", "mean", "max", "min", "amax", "amin", "prod", "logsumexp", "where", "clip",
     "cumsum", "cumprod", "concatenate", "zeros_like", "ones_like", "full_like", "full",
-    "copy", "linspace",
+    "copy",
     "relu", "gelu", "expit", "softplus", "erf", "erfc", "softmax", "log_softmax",
     "attention_softmax", "softmax_vjp", "affine", "fused_elementwise"))
 

@@ -126,17 +126,6 @@ def _full_rule(args, dims, **kw):
     return _P["full"].bind(fill, (shape(fill)[0],) + tuple(shp), *rest, **kw), 0
 
 
-def _linspace_rule(args, dims, **kw):
-    start, stop, num, endpoint, dtype, axis = args
-    if any(d is not None for d in dims[2:]):
-        return _fallback(_P["linspace"], args, dims, kw)
-    ranks = [logical_ndim(a, d) for a, d in zip(args[:2], dims[:2])]
-    r = max(ranks)
-    ends = [a if d is None else _lift_front(a, d, r) for a, d in zip(args[:2], dims[:2])]
-    axis = axis % (r + 1) + 1  # the sample axis among the example's axes, after the batch's
-    return _P["linspace"].bind(*ends, num, endpoint, dtype, axis, **kw), 0
-
-
 # ----------------------------------------------------------------------------- products
 
 def _lift_to(x, r):
@@ -218,7 +207,6 @@ def _register():
               "pinv"):
         _P[n].batch = stack_batch(_P[n], core=(2,) * 4)
     _P["full"].batch = _full_rule
-    _P["linspace"].batch = _linspace_rule
     _P["solve"].batch = _solve_rule
     _P["reshape"].batch = _reshape_rule
     _P["transpose"].batch = _transpose_rule

@@ -1,16 +1,17 @@
 """Array creation. Functions of shapes make plain arrays; `*_like` functions carry no
 derivative in the array they take the shape of; the values an array is made from are
-differentiable and can be traced: `full`/`full_like`'s fill value, `linspace`/`logspace`'s
-end points (and base), `meshgrid`'s vectors, `array`/`asarray`/`copy` of traced values (a
-list holding traced values is stacked). On plain values each is NumPy's own function."""
+differentiable and can be traced: `full`/`full_like`'s fill value, `meshgrid`'s vectors,
+`array`/`asarray`/`copy` of traced values (a list holding traced values is stacked). On
+plain values each is NumPy's own function. (`linspace`, `logspace` and `geomspace`, also
+differentiable in their end points, are in `_spaces.py`.)"""
 
 import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, same_rule, xp_of
-from .._core.backend import array_module, backend_of, is_cupy_array
+from .._core.backend import array_module, backend_of, is_cupy_array, is_device_array
 from .._core.tracer import Tracer
-from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp, defvjp_all
+from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp
 from ._util import dtype_of, unbroadcast, wrap, wrap_nondiff
 
 zeros = np.zeros
@@ -51,7 +52,7 @@ def _shape_tuple(shape):
 def full(shape, fill_value, dtype=None, order="C", **kwargs):
     """An array of `shape` filled with `fill_value` (NumPy's `full`), differentiable and
     stageable in a traced fill value (which may be an array broadcasting to `shape`)."""
-    if isinstance(fill_value, (list, tuple)) and _holds_tracer(fill_value):
+    if isinstance(fill_value, (list, tuple)) and _holds_value(fill_value):
         fill_value = asarray(fill_value)
     if isinstance(fill_value, Tracer):
         return _full_p(fill_value, _shape_tuple(shape), None if dtype is None else
@@ -62,7 +63,7 @@ def full(shape, fill_value, dtype=None, order="C", **kwargs):
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """An array of `a`'s shape and dtype filled with `fill_value` (NumPy's `full_like`):
     no derivative through `a`; differentiable and stageable in a traced fill value."""
-    if isinstance(fill_value, (list, tuple)) and _holds_tracer(fill_value):
+    if isinstance(fill_value, (list, tuple)) and _holds_value(fill_value):
         fill_value = asarray(fill_value)
     if isinstance(fill_value, Tracer):
         out_shape = fnp.shape(a) if shape is None else _shape_tuple(shape)
@@ -93,85 +94,10 @@ def copy(a, order="K", subok=False):
     so that a jitted function hands out a fresh array where the eager one would."""
     if isinstance(a, Tracer):
         return _copy_p(a)
-    if isinstance(a, (list, tuple)) and _holds_tracer(a):
+    if isinstance(a, (list, tuple)) and _holds_value(a):
         return asarray(a)  # stacking already makes a new array
     return array_module(a).copy(a, order=order) if hasattr(a, "dtype") else np.copy(
         a, order=order, subok=subok)
-
-
-def _linspace_impl(start, stop, num, endpoint, dtype, axis):
-    return array_module(start, stop).linspace(start, stop, num, endpoint, dtype=dtype,
-                                              axis=axis)
-
-
-_linspace_p = wrap(_linspace_impl, "linspace")
-
-
-def _fractions(ans, num, endpoint, axis, dtype):
-    """t with linspace = start + t * (stop - start): i / div along `axis`, shaped to
-    broadcast against the result (the last sample is `stop` itself when endpoint)."""
-    div = (num - 1) if endpoint else num
-    t = np.arange(num, dtype=np.float64) / div if div > 0 else np.zeros(num)
-    nd = len(fnp.shape(ans))
-    ax = axis % nd if nd else 0
-    return t.reshape((num,) + (1,) * (nd - 1 - ax)).astype(dtype_of(ans), copy=False)
-
-
-def _vjp_linspace(g, ans, start, stop, num, endpoint, dtype, axis):
-    t = _fractions(ans, num, endpoint, axis, dtype_of(g))
-    ga, gb = g * (1 - t), g * t
-    return (fnp.astype(_sum_to(ga, start, ans, axis), dtype_of(start)),
-            fnp.astype(_sum_to(gb, stop, ans, axis), dtype_of(stop)))
-
-
-def _sum_to(g, like, ans, axis):
-    nd = len(fnp.shape(ans))
-    return unbroadcast(fnp.sum(g, axis=axis % nd), fnp.shape(like))
-
-
-def _jvp_linspace(tangents, ans, start, stop, num, endpoint, dtype, axis):
-    t = _fractions(ans, num, endpoint, axis, dtype_of(ans))
-    ta, tb = tangents[:2]
-    out = 0.0
-    for tan, w in ((ta, 1 - t), (tb, t)):
-        if tan is not None:
-            out = out + fnp.expand_dims(fnp.asarray(tan), axis) * w
-    return fnp.astype(fnp.broadcast_to(out, fnp.shape(ans)), dtype_of(ans))
-
-
-defvjp_all(_linspace_p, lambda g, ans, *a: _vjp_linspace(g, ans, *a))
-as_primitive(_linspace_p).jvp_all = lambda ts, ans, *a: _jvp_linspace(ts, ans, *a)
-
-
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
-    """`num` evenly spaced samples from `start` to `stop` (NumPy's `linspace`),
-    differentiable and stageable in traced end points."""
-    if not (_holds_tracer(start) or _holds_tracer(stop)):
-        return np.linspace(start, stop, num, endpoint, retstep, dtype, axis, **kwargs)
-    num = int(num)
-    if num < 0:
-        raise ValueError(f"fnad.numpy.linspace: number of samples, {num}, must be "
-                         "non-negative.")
-    out = _linspace_p(start, stop, num, bool(endpoint), None if dtype is None else
-                      np.dtype(dtype), int(axis))
-    if not retstep:
-        return out
-    div = (num - 1) if endpoint else num
-    step = ((fnp.asarray(stop) - fnp.asarray(start)) / div if div > 0
-            else fnp.full_like(fnp.asarray(stop) - fnp.asarray(start), np.nan))
-    return out, step
-
-
-def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    """`base ** linspace(start, stop)` (NumPy's `logspace`), differentiable and stageable in
-    traced end points and base."""
-    if not any(_holds_tracer(v) for v in (start, stop, base)):
-        return np.logspace(start, stop, num, endpoint, base, dtype, axis)
-    y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
-    if isinstance(base, Tracer) or np.ndim(base):
-        base = fnp.expand_dims(fnp.asarray(base), axis)
-    out = fnp.power(base, y)
-    return out if dtype is None else fnp.astype(out, dtype)
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
@@ -195,38 +121,55 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     return tuple(out)
 
 
-def _holds_tracer(obj):
-    if isinstance(obj, Tracer):
+def _holds_value(obj):
+    """True when `obj` is, or holds in nested lists and tuples, a traced value or a device
+    array: what NumPy's own functions cannot take (fnad's general code serves them)."""
+    if isinstance(obj, Tracer) or is_device_array(obj):
         return True
     if isinstance(obj, (list, tuple)):
-        return any(_holds_tracer(o) for o in obj)
+        return any(_holds_value(o) for o in obj)
     return False
 
 
-def _tracers_in(obj):
-    if isinstance(obj, Tracer):
+def _values_in(obj):
+    """The traced values and device arrays in `obj` (nested lists and tuples)."""
+    if isinstance(obj, Tracer) or is_device_array(obj):
         yield obj
     elif isinstance(obj, (list, tuple)):
         for o in obj:
-            yield from _tracers_in(o)
+            yield from _values_in(o)
+
+
+_SCALARS = (bool, int, float, complex, np.number, np.bool_)
 
 
 def _on(xp, x):
-    """A plain item of a list holding traced values, made an array of `xp`: a Python number
-    is filled in on the device (no copy from the host)."""
-    if isinstance(x, (bool, int, float, complex)):
+    """A plain item of a list holding traced values, made an array of `xp`: a Python or
+    NumPy number is filled in on the device (no copy from the host)."""
+    if isinstance(x, _SCALARS):
         return xp.full((), x, dtype=np.asarray(x).dtype)
     return xp.asarray(x)
 
 
+def asarrays(*xs):
+    """`xs` as arrays on one device, for an op that combines them: traced values, arrays and
+    lists as `asarray` makes them, Python and NumPy numbers as 0-d arrays filled in on the
+    device of the others (no copy from the host), so that `fnp.linspace(x, 1.0)` with `x` on
+    a GPU makes its 1.0 there. Arrays on different devices raise a DeviceMismatchError."""
+    arrs = [x if isinstance(x, _SCALARS) else asarray(x) for x in xs]
+    xp = array_module(*(a for a in arrs if not isinstance(a, _SCALARS)))
+    return tuple(_on(xp, a) if isinstance(a, _SCALARS) else a for a in arrs)
+
+
 def asarray(a, dtype=None, order=None, *, copy=None, like=None):
     """`a` as an array. Traced values pass through (cast if `dtype` differs); nested lists
-    holding traced values are stacked, so their derivatives survive."""
+    holding traced values are stacked, so their derivatives survive, and so are lists
+    holding device arrays (their plain items made on that device)."""
     if isinstance(a, Tracer):
         return a if dtype is None else fnp.astype(a, dtype)
-    if isinstance(a, (list, tuple)) and _holds_tracer(a):
-        xp = array_module(*_tracers_in(a))  # plain items go to the traced values' device
-        res = fnp.stack([asarray(x) if _holds_tracer(x) else _on(xp, x) for x in a])
+    if isinstance(a, (list, tuple)) and _holds_value(a):
+        xp = array_module(*_values_in(a))  # plain items go to the values' device
+        res = fnp.stack([asarray(x) if _holds_value(x) else _on(xp, x) for x in a])
         return res if dtype is None else fnp.astype(res, dtype)
     if is_cupy_array(a):
         return a if dtype is None else a.astype(dtype, copy=False)
@@ -236,7 +179,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, like=None):
 def array(object, dtype=None, *, copy=True, order="K", ndmin=0, like=None):
     """A new array from `object` (traced values and lists holding them are differentiable)."""
     if isinstance(object, Tracer) or (isinstance(object, (list, tuple))
-                                      and _holds_tracer(object)):
+                                      and _holds_value(object)):
         res = asarray(object, dtype)
         if copy and res is object:  # a traced array as it was: NumPy would copy it
             res = _copy_p(res)
@@ -270,18 +213,8 @@ def _full_rule(fill, shape, dtype=None, order="C"):
                        xp=xp_of([fill]))
 
 
-def _linspace_rule(start, stop, num, endpoint, dtype, axis):
-    lo = np.zeros(getattr(start, "shape", ()), getattr(start, "dtype", np.result_type(start)))
-    hi = np.zeros(getattr(stop, "shape", ()), getattr(stop, "dtype", np.result_type(stop)))
-    out = np.linspace(lo, hi, 2, endpoint, dtype=dtype, axis=axis)
-    shp = list(out.shape)
-    shp[axis % out.ndim] = num
-    return ShapedArray(tuple(shp), out.dtype, xp=xp_of([start, stop]))
-
-
 defabstract_eval(_full_p, _full_rule)
 defabstract_eval(_copy_p, same_rule)
-defabstract_eval(_linspace_p, _linspace_rule)
 defabstract_eval(tril, same_rule)
 defabstract_eval(triu, same_rule)
 del _f

@@ -10,15 +10,16 @@ A leading string 'axis[,ndmin[,trans1d]]' sets the axis, the minimum dimension a
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.backend import array_module
+from .._core.backend import array_module, is_device_array
 from .._core.tracer import Tracer
 from ._util import ndim
 
 __all__ = ["r_", "c_"]
 
 
-def _holds_tracer(key):
-    return any(isinstance(k, Tracer) for k in key)
+def _holds_value(key):
+    """True when `key` holds a traced value or a device array (np.r_ takes neither)."""
+    return any(isinstance(k, Tracer) or is_device_array(k) for k in key)
 
 
 def _parse_directive(item, axis, ndmin, trans1d):
@@ -71,7 +72,7 @@ class AxisConcatenator:
 
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
-        if not _holds_tracer(key):
+        if not _holds_value(key):
             return self._plain[key]
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
         xp = array_module(*key)  # ranges and scalars go where the arrays are

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.rules import defabstract_eval, defjvp, defvjp
-from ._creation import _holds_tracer, asarray
+from ._creation import _holds_value, asarray, asarrays
 from ._util import dtype_of, wrap
 
 __all__ = ["nan_to_num", "select"]
@@ -59,17 +59,17 @@ def select(condlist, choicelist, default=0):
     if len(condlist) == 0:
         raise ValueError("fnad.numpy.select: select with an empty condition list is not "
                          "possible.")
-    if not (_holds_tracer(list(condlist)) or _holds_tracer(list(choicelist))
-            or _holds_tracer(default)):
+    if not (_holds_value(list(condlist)) or _holds_value(list(choicelist))
+            or _holds_value(default)):  # CuPy's select takes no number among the choices
         return np.select(condlist, choicelist, default)
-    conds = [asarray(c) for c in condlist]
+    weak = default if isinstance(default, (bool, int, float, complex)) else None
+    # one device for all: the numbers among them (a default of 0) are filled in there
+    *arrays, default = asarrays(*condlist, *choicelist, default)
+    conds, choices = arrays[:len(condlist)], arrays[len(condlist):]
     for i, c in enumerate(conds):
         if dtype_of(c) != np.bool_:
             raise TypeError(f"fnad.numpy.select: invalid entry {i} in condlist: should be a "
                             f"boolean array, got dtype {dtype_of(c)}.")
-    choices = [asarray(c) for c in choicelist]
-    weak = default if isinstance(default, (bool, int, float, complex)) else None
-    default = asarray(default)
     dt = np.result_type(*(dtype_of(c) for c in choices),
                         dtype_of(default) if weak is None else weak)
     result = fnp.astype(default, dt)
