@@ -69,7 +69,8 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
         out_shape = fnp.shape(a) if shape is None else _shape_tuple(shape)
         return _full_p(fill_value, out_shape, np.dtype(dtype if dtype is not None else
                                                        dtype_of(a)), "C")
-    return _full_like_p(a, fill_value, dtype, order, subok, shape, **kwargs)
+    return _full_like_p(a, fill_value, dtype=dtype, order=order, subok=subok, shape=shape,
+                        **kwargs)
 
 
 def _vjp_full(g, ans, fill, shape, dtype=None, order="C"):
