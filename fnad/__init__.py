@@ -21,6 +21,7 @@ from ._ad.transforms import vjp as vjp
 from ._batching.vmap import vmap as vmap
 from ._core.backend import diagnose_impl_error as _diagnose_impl_error
 from ._core.devices import device_put as device_put
+from ._core.heap import keep_freed_memory as _keep_freed_memory
 from ._core.devices import devices as devices
 from ._core.devices import to_numpy as to_numpy
 from ._core.tracer import UnexpectedTracerError as UnexpectedTracerError
@@ -56,5 +57,6 @@ from .numpy._methods import ArrayTracerMethods as _ArrayTracerMethods
 _register_array_methods(_ArrayTracerMethods)
 _set_array_like_hook(numpy.asarray)
 _set_impl_error_hook(_diagnose_impl_error)
+_keep_freed_memory()  # large arrays stay on the heap between steps (fnad/_core/heap.py)
 
 __version__ = "0.1.0"

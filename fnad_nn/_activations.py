@@ -11,7 +11,9 @@ import numpy as np
 
 import fnad.numpy as fnp
 import fnad.scipy.special as _special
-from fnad.extend import array_module, defabstract_eval, defjvp, defvjp, dtype_rule, primitive
+from fnad.extend import (array_module, as_primitive, defabstract_eval, defjvp, defvjp,
+                         dtype_rule, primitive, unbroadcast)
+from fnad.kernels import cpu as _cpu
 from fnad.scipy.special import erf, expit
 
 from ._parallel import parallel_rows
@@ -324,6 +326,9 @@ def _gelu_d32_block(x, out):
 
 def _gelu_exact_impl(x):
     x = x if array_module(x) is not np else np.asarray(x)
+    y = _cpu.gelu(x)  # one pass on every core (fnad.kernels.cpu), where it applies
+    if y is not None:
+        return y
     if x.dtype == np.float32 and type(x) is np.ndarray:  # the blocked pass is NumPy's
         return _blocks(x, _gelu32_block)
     return x * _phi_impl(x)
@@ -341,9 +346,28 @@ def _gelu_d(x):
     return _phi(x) + x * fnp.exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
+def _gelu_grad_mul_impl(g, x):
+    """g * GELU'(x): the cotangent (and tangent) of exact GELU in one pass where the CPU
+    kernel applies."""
+    y = _cpu.gelu_grad_mul(g, x)
+    return y if y is not None else g * _gelu_d(x)
+
+
+def _gelu_dd(x):
+    # GELU''(x) = phi(x) (2 - x^2)
+    return fnp.exp(-0.5 * x * x) * _INV_SQRT_2PI * (2 - x * x)
+
+
 _gelu_exact = primitive(_gelu_exact_impl, "gelu")
-defvjp(_gelu_exact, lambda g, ans, x: g * _gelu_d(x))
-defjvp(_gelu_exact, lambda t, ans, x: t * _gelu_d(x))
+_gelu_grad_mul = primitive(_gelu_grad_mul_impl, "gelu_grad_mul")
+defvjp(_gelu_exact, lambda g, ans, x: _gelu_grad_mul(g, x))
+defjvp(_gelu_exact, lambda t, ans, x: _gelu_grad_mul(t, x))
+defvjp(_gelu_grad_mul,
+       lambda c, ans, g, x: unbroadcast(_gelu_grad_mul(c, x), fnp.shape(g)),
+       lambda c, ans, g, x: unbroadcast(c * g * _gelu_dd(x), fnp.shape(x)))
+defjvp(_gelu_grad_mul,
+       lambda t, ans, g, x: _gelu_grad_mul(t, x),
+       lambda t, ans, g, x: t * g * _gelu_dd(x))
 
 
 # ----------------------------------------------------------------------------- abstract evaluation
@@ -353,3 +377,4 @@ defabstract_eval(_relu, dtype_rule(_relu_impl))
 defabstract_eval(_softplus, dtype_rule(_softplus_impl))
 defabstract_eval(_phi, dtype_rule(_phi_impl))
 defabstract_eval(_gelu_exact, dtype_rule(_gelu_exact_impl))
+defabstract_eval(_gelu_grad_mul, lambda g, x: as_primitive(fnp.multiply).abstract_eval(g, x))

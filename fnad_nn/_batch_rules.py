@@ -78,11 +78,11 @@ _P = {p.name: p for p in PRIMITIVES}
 
 
 def _register():
-    for n in ("gelu", "relu", "softplus", "normal_cdf", "scale_shift"):
+    for n in ("gelu", "gelu_grad_mul", "relu", "softplus", "normal_cdf", "scale_shift"):
         _P[n].batch = elementwise_batch(_P[n])
     _P["contiguous"].batch = keep_batch(_P["contiguous"])
     for n, nb in (("normalize", 1), ("ln_rstd", 1), ("attention_softmax", 2),
-                  ("softmax_vjp", 2), ("softmax_cross_entropy", 2)):
+                  ("softmax_vjp", 2), ("softmax_cross_entropy", 2), ("normalize_vjp", 3)):
         _P[n].batch = _lead(_P[n], nb)
     _P["affine"].batch = _affine_rule
     _P["sparse_softmax_cross_entropy"].batch = _sparse_xent_rule

@@ -19,13 +19,15 @@ derivatives work as for any composition:
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import (Tracer, array_module, as_primitive, defabstract_eval, defjvp, defvjp,
+from fnad.extend import (array_module, as_primitive, defabstract_eval, defjvp, defvjp,
                          dtype_rule, primitive, same_rule)
+
+from fnad.kernels import cpu as _cpu
 
 from ._util import shape_of
 
-__all__ = ["contiguous", "affine", "attention_softmax", "softmax_vjp", "normalize", "ln_rstd",
-           "scale_shift"]
+__all__ = ["contiguous", "affine", "attention_softmax", "softmax_vjp", "normalize",
+           "normalize_vjp", "ln_rstd", "scale_shift"]
 
 
 def _sum_lead(g, n_keep):
@@ -108,6 +110,9 @@ def _row_max(xp, p):
 
 
 def _attention_softmax_impl(s, drop, scale):
+    p = _cpu.attention_softmax(s, drop, scale)  # one pass on every core, where it applies
+    if p is not None:
+        return p
     xp = array_module(s)
     p = xp.multiply(s, scale)
     if drop is not None:
@@ -125,6 +130,9 @@ def _attention_softmax_impl(s, drop, scale):
 
 
 def _softmax_vjp_impl(g, p, scale):
+    u = _cpu.softmax_vjp(g, p, scale)
+    if u is not None:
+        return u
     xp = array_module(g)
     r = _last_dot(xp, g, p) if g.shape == p.shape else xp.sum(g * p, axis=-1, keepdims=True)
     u = xp.subtract(g, r)
@@ -159,6 +167,9 @@ defjvp(softmax_vjp, lambda t, ans, g, p, scale: softmax_vjp(t, p, scale), _softm
 # ----------------------------------------------------------------------------- layer norm
 
 def _normalize_impl(x, eps):
+    fast = _cpu.normalize(x, eps)
+    if fast is not None:
+        return fast[0]
     xp = array_module(x)
     xc = x - _last_sum(xp, x) / x.shape[-1]
     var = _last_dot(xp, xc, xc) / x.shape[-1]  # no squared temporary
@@ -166,7 +177,10 @@ def _normalize_impl(x, eps):
     return xc
 
 
-def _ln_rstd_impl(x, eps):
+def _ln_rstd_impl(x, eps=1e-5):
+    fast = _cpu.normalize(x, eps)
+    if fast is not None:
+        return fast[1]
     xp = array_module(x)
     xc = x - _last_sum(xp, x) / x.shape[-1]
     var = _last_dot(xp, xc, xc) / x.shape[-1]
@@ -190,13 +204,57 @@ def _normalize_rule_np(g, xhat, x, eps):
     return out
 
 
+def _normalize_vjp_impl(g, xhat, x, eps):
+    out = _cpu.normalize_vjp(g, xhat, x, eps)  # one pass on every core, where it applies
+    return out if out is not None else _normalize_rule_np(g, xhat, x, eps)
+
+
+# The VJP (and JVP: the Jacobian is symmetric) of normalize as one primitive, so a jitted
+# backward pass runs one kernel; its own rules make higher derivatives work.
+normalize_vjp = primitive(_normalize_vjp_impl, "normalize_vjp")
+
+
 def _normalize_rule(g, ans, x, eps):
     # the Jacobian rstd * (I - 1 1^T / d - xhat xhat^T / d) is symmetric: VJP = JVP
-    if not any(isinstance(a, Tracer) for a in (g, ans, x)):
-        return _normalize_rule_np(g, ans, x, eps)
-    m1 = fnp.mean(g, axis=-1, keepdims=True)
-    m2 = fnp.mean(g * ans, axis=-1, keepdims=True)
-    return (g - m1 - ans * m2) * ln_rstd(x, eps)
+    return normalize_vjp(g, ans, x, eps)
+
+
+def _nvjp_centered(x):
+    return x - fnp.mean(x, axis=-1, keepdims=True)
+
+
+def _nvjp_dxhat(c, ans, g, xhat, x, eps):
+    # out = k (g - mean(g) - xhat mean(g xhat)), k = ln_rstd(x): d/dxhat transposed onto c
+    m2 = fnp.mean(g * xhat, axis=-1, keepdims=True)
+    return -ln_rstd(x, eps) * (c * m2 + g * fnp.mean(c * xhat, axis=-1, keepdims=True))
+
+
+def _nvjp_dx(c, ans, g, xhat, x, eps):
+    # through k alone: dk/dx = -k^3 (x - mean(x)) / d
+    k = ln_rstd(x, eps)
+    u = g - fnp.mean(g, axis=-1, keepdims=True) - xhat * fnp.mean(g * xhat, axis=-1,
+                                                                    keepdims=True)
+    s = fnp.sum(c * u, axis=-1, keepdims=True)
+    return -s * k * k * k * _nvjp_centered(x) / shape_of(x)[-1]
+
+
+def _nvjp_jxhat(t, ans, g, xhat, x, eps):
+    m2 = fnp.mean(g * xhat, axis=-1, keepdims=True)
+    return -ln_rstd(x, eps) * (t * m2 + xhat * fnp.mean(g * t, axis=-1, keepdims=True))
+
+
+def _nvjp_jx(t, ans, g, xhat, x, eps):
+    k = ln_rstd(x, eps)
+    u = g - fnp.mean(g, axis=-1, keepdims=True) - xhat * fnp.mean(g * xhat, axis=-1,
+                                                                    keepdims=True)
+    dk = -k * k * k * fnp.mean(_nvjp_centered(x) * t, axis=-1, keepdims=True)
+    return u * dk
+
+
+defvjp(normalize_vjp, lambda c, ans, g, xhat, x, eps: normalize_vjp(c, xhat, x, eps),
+       _nvjp_dxhat, _nvjp_dx)
+defjvp(normalize_vjp, lambda t, ans, g, xhat, x, eps: normalize_vjp(t, xhat, x, eps),
+       _nvjp_jxhat, _nvjp_jx)
 
 
 def _ln_rstd_vjp(g, ans, x, eps):
@@ -247,6 +305,7 @@ defabstract_eval(affine, lambda x, w, b: _add_bias(_matmul_aval(x, w), b))
 defabstract_eval(attention_softmax, lambda s, drop, scale: _mul_aval(s, scale))
 defabstract_eval(softmax_vjp, lambda g, p, scale: _mul_aval(_mul_aval(g, p), scale))
 defabstract_eval(normalize, dtype_rule(_normalize_impl))
-defabstract_eval(ln_rstd, lambda x, eps: dtype_rule(_ln_rstd_impl)(x, eps).update(
+defabstract_eval(normalize_vjp, lambda g, xhat, x, eps: _mul_aval(_mul_aval(g, xhat), x))
+defabstract_eval(ln_rstd, lambda x, eps=1e-5: dtype_rule(_ln_rstd_impl)(x, eps).update(
     shape=x.shape[:-1] + (1,)))
 defabstract_eval(scale_shift, lambda x, scale, bias: _add_bias(_mul_aval(x, scale), bias))
