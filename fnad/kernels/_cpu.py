@@ -131,5 +131,5 @@ def normalize_vjp(g, xhat, x, eps):
     out = np.empty_like(g)
     rows = _rows(g)
     run_ranges(_loops.normalize_vjp_rows, rows.shape[0],
-               (rows, _rows(xhat), _rows(x), np.float32(eps), _rows(out)), work=3 * g.size)
+               (rows, _rows(xhat), _rows(x), np.float32(eps), _rows(out)), work=g.size)
     return out

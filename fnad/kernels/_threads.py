@@ -18,7 +18,9 @@ import threading
 
 __all__ = ["num_threads", "run_ranges", "MIN_WORK"]
 
-MIN_WORK = 1 << 15  # elements: below this a kernel runs on the calling thread alone
+# elements: below this a kernel runs on the calling thread alone (handing ranges to the
+# workers and collecting them costs 50-100 us, a 512K-element GELU 0.45 ms of one core)
+MIN_WORK = 1 << 19
 
 
 def num_threads():

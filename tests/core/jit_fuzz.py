@@ -27,7 +27,7 @@ test_jit_trust.py checks NaN signs through fused negations, item 6 of issue 20.)
 A failure shrinks the program (outputs dropped, statements bypassed) while it still fails
 and raises `FuzzFailure`, whose message is a runnable reproduction: the program as source.
 
-Extending it (issue 22 will): a new op family is a function `family(draw)` that emits
+Extending it: a new op family is a function `family(draw)` that emits
 statements through `draw.emit(expr, *operands)`, registered with one line in `FAMILIES`;
 a new backend is one name in `BACKENDS`.
 """
@@ -45,6 +45,8 @@ from fnad._jit import fusion as gf
 from fnad._jit import kernels as gk
 from fnad._jit import unroll as gu
 from fnad._jit.jit import PASSES
+import fnad_nn as nn
+from fnad_nn import _fused as nnf
 
 __all__ = ["FAMILIES", "BACKENDS", "CHECKS", "Program", "generate", "check_program", "fuzz",
            "FuzzFailure"]
@@ -98,7 +100,7 @@ class Program:
                          + [f"{n} = {code}" for n, code in self.consts]) + "\n"
 
     def namespace(self):
-        ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax}
+        ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf}
         exec(self.inputs_source(), ns)  # noqa: S102 - the fuzzer's own code
         exec(self.source() + LOSS_SOURCE, ns)  # noqa: S102
         return ns
@@ -328,6 +330,18 @@ def scans(d):
     d.emit(f"lax.scan(lambda c, x: {body}, {a}[0], {a})" + out, a)
 
 
+# fnad_nn's fused primitives, whose float32 kernels (fnad.kernels.cpu) run eagerly and jitted
+LAYERS = ("nn.gelu({a})", "nn.gelu({a}) * {a}", "nnf.attention_softmax({a}, None, 0.5)",
+          "nnf.attention_softmax({a}, {a} > 0.5, 1.5)", "nnf.normalize({a}, 1e-5)",
+          "nnf.normalize({a} * 3.0, 1e-3) + {a}", "nn.softmax({a})")
+
+
+def layers(d):
+    a = d.pick(ndim_min=1)
+    if a is not None:
+        d.emit(d.choice(LAYERS).format(a=a), a)
+
+
 # one line per family: name -> (weight, function)
 FAMILIES = {
     "elementwise": (6, elementwise),
@@ -340,6 +354,7 @@ FAMILIES = {
     "products": (1, products),
     "random_draws": (1, random_draws),
     "scans": (1, scans),
+    "layers": (2, layers),
 }
 
 SHAPES = ((4, 6), (3, 4, 5), (5, 5), (2, 3, 4), (7,))
@@ -375,7 +390,7 @@ def generate(seed, n_statements=8, families=None):
 
 
 def _inputs_ns(prog):
-    ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax}
+    ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf}
     exec(prog.inputs_source(), ns)  # noqa: S102 - the fuzzer's own code
     return ns
 
