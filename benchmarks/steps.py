@@ -1,7 +1,10 @@
 """Whole training steps (loss, gradients, optimizer update), float32, side by side in one
-process: fnad eager, fnad jit (`fnad.jit(step)`, "n/a" while fnad has no jit), PyTorch eager
-and a hand-written NumPy step (forward, hand-derived backward, in-place update; the
-baseline every ratio is taken to). Issue 12's three workloads:
+process: a hand-written NumPy step (forward, hand-derived backward, in-place update; the
+baseline every ratio is taken to), fnad eager, fnad jit (`fnad.jit(step)`), PyTorch eager,
+torch.compile (the same PyTorch step, zero_grad + forward + backward + optimizer step,
+through `torch.compile` with its default backend) and, when jax is installed (the `bench`
+extra), jax.jit (benchmarks/_jax_steps.py: the same model, loss and optimizer, the whole
+step under `jax.jit`). Issue 12's three workloads:
 
   mlp  MLP 784-256-256-10 (ReLU), batch 128, softmax cross-entropy, SGD lr 0.01
   gpt  GPT vocab 65, d 128, 4 heads, 4 layers, context 64, batch 32, exact GELU, tied head,
@@ -13,10 +16,19 @@ The fnad step is what a user writes: `fnad.value_and_grad(loss)` and a fnad_opti
 pure (`step(params, opt_state, *batch) -> (params, opt_state, loss)`), so `fnad.jit(step)`
 applies unchanged. Every implementation starts from the same weights; the script checks that
 their first losses agree before timing. Medians over interleaved blocks
-(benchmarks/_timing.py); jit's first call (trace + compile) is reported on its own.
+(benchmarks/_timing.py); the first call of fnad.jit, torch.compile and jax.jit (trace +
+compile) is reported on its own (fnad.jit's numba kernels and torch.compile's inductor keep
+on-disk caches: a warm cache shortens it). --threads sets BLAS's and torch's threads; jax
+runs on XLA's own thread pool, which it does not limit. Without jax, the table shows issue
+12's measured jax.jit / NumPy ratio instead, for reference.
+
+--memory adds the peak memory of each step: fnad.jit's memory plan (the intermediates of
+the optimised program, fnad/_graph/memory.py) and, for every implementation, the peak RSS
+measured in a fresh process (benchmarks/_rss.py).
 
 Run: python benchmarks/steps.py [--only mlp,gpt,rnn] [--repeats N] [--threads N] [--no-jit]
-     [--markdown] [--quick]     (--quick: small sizes and few repeats, a smoke run)
+     [--no-torch] [--no-compile] [--no-jax] [--memory] [--markdown]
+     [--quick]     (--quick: small sizes and few repeats, a smoke run)
 """
 
 import argparse
@@ -43,9 +55,11 @@ import fnad_optim as optim  # noqa: E402
 from fnad_nn import models  # noqa: E402
 
 import _hand  # noqa: E402
+import _jax_steps  # noqa: E402
+import _rss  # noqa: E402
 
-# jax.jit's median ms / hand NumPy's median ms in issue 12's reference measurement (not run
-# here): the ratio the jit column aims to match or beat.
+# jax.jit's median ms / hand NumPy's median ms in issue 12's reference measurement: shown
+# for reference, and the jit goal's bar, only when jax is not installed.
 JAX_RATIO = {"mlp": 0.78 / 1.09, "gpt": 105 / 166, "rnn": 1.92 / 2.75}
 FULL = {"mlp": dict(sizes=(784, 256, 256, 10), batch=128, repeats=300),
         "gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
@@ -119,8 +133,8 @@ def torch_step_of(topt, loss_fn):
 
 # Each returns a dict: label, the fnad loss and the hand-derived `hand_grads(params, *batch)`
 # (checked against each other in tests/examples/test_bench_steps.py), the fnad step with its
-# arguments, and the hand-NumPy and PyTorch steps as factories of no-argument callables (each
-# on its own copy of the weights; the hand step's copy is its `.params`).
+# arguments, and the hand-NumPy, PyTorch and JAX steps as factories of no-argument callables
+# (each on its own copy of the weights; the hand step's copy is its `.params`).
 
 def mlp_workload(c, rng, dtype=np.float32):
     params = nn.init_mlp(random.PRNGKey(0), c["sizes"], dtype=dtype)
@@ -150,7 +164,8 @@ def mlp_workload(c, rng, dtype=np.float32):
     sizes = "-".join(map(str, c["sizes"]))
     return dict(label=f"MLP {sizes}, batch {c['batch']}, SGD",
                 loss=mlp_loss, hand_grads=_hand.mlp_grads, step=make_step(mlp_loss, opt),
-                args=(params, opt.init(params), x, labels), hand=hand, torch=torch_step)
+                args=(params, opt.init(params), x, labels), hand=hand, torch=torch_step,
+                jax=lambda jax: _jax_steps.mlp(jax, params, x, labels, lr))
 
 
 def gpt_workload(c, rng, dtype=np.float32):
@@ -177,7 +192,8 @@ def gpt_workload(c, rng, dtype=np.float32):
                 loss=gpt_loss_fn(config),
                 hand_grads=lambda p, i, t: _hand.gpt_grads(p, config, i, t),
                 step=make_step(gpt_loss_fn(config), opt),
-                args=(params, opt.init(params), ids, targets), hand=hand, torch=torch_step)
+                args=(params, opt.init(params), ids, targets), hand=hand, torch=torch_step,
+                jax=lambda jax: _jax_steps.gpt(jax, params, config, ids, targets, hp))
 
 
 def torch_gpt_loss(torch, p, config, ids, targets):
@@ -238,8 +254,8 @@ def rnn_workload(c, rng, dtype=np.float32):
     return dict(label=f"tanh RNN {c['d_in']}->{c['hidden']}, {c['steps']} steps, batch "
                       f"{c['batch']}, Adam",
                 loss=rnn_loss, hand_grads=_hand.rnn_grads, step=make_step(rnn_loss, opt),
-                args=(params, opt.init(params), xs, target),
-                hand=hand, torch=torch_step)
+                args=(params, opt.init(params), xs, target), hand=hand, torch=torch_step,
+                jax=lambda jax: _jax_steps.rnn(jax, params, xs, target, lr))
 
 
 WORKLOADS = {"mlp": mlp_workload, "gpt": gpt_workload, "rnn": rnn_workload}
@@ -247,42 +263,79 @@ WORKLOADS = {"mlp": mlp_workload, "gpt": gpt_workload, "rnn": rnn_workload}
 
 # --------------------------------------------------------------------------- running
 
+COLS = ["numpy", "fnad", "jit", "torch", "compile", "jax"]
+HEAD = ["hand NumPy", "fnad eager", "fnad jit", "PyTorch eager", "torch.compile", "jax.jit"]
+LABEL = dict(zip(COLS, HEAD))
+FIRST_CALL = ["jit", "compile", "jax"]   # compiled on their first call: reported on its own
+
+
 def _loss(value):
     return float(value.detach()) if hasattr(value, "detach") else float(value)
 
 
-def measure(name, c, args, torch):
-    """Median seconds per step of each implementation (None where absent), jit's first-call
-    seconds, and the first losses (checked to agree)."""
-    w = WORKLOADS[name](c, np.random.default_rng(0))
+def columns(args, torch, jax):
+    """The implementations this run measures, in COLS order."""
+    on = {"numpy": True, "fnad": True, "jit": not args.no_jit and hasattr(fnad, "jit"),
+          "torch": torch is not None, "compile": torch is not None and not args.no_compile,
+          "jax": jax is not None}
+    return [k for k in COLS if on[k]]
+
+
+def factory(w, key, torch, jax):
+    """A maker of the no-argument callable that runs one step of implementation `key` on its
+    own copy of the weights and returns the loss (fnad jit's also has `.plan()`, the
+    memory plan of its optimised program)."""
     step, sargs = w["step"], w["args"]
-    fns = {"numpy": w["hand"](), "fnad": lambda: step(*sargs)}
-    losses = {"numpy": _loss(fns["numpy"]()), "fnad": _loss(step(*sargs)[2])}
-    compile_s, note = None, None
-    if not args.no_jit and hasattr(fnad, "jit"):
+
+    def jit():
+        jstep = fnad.jit(step)
+        f = lambda: jstep(*sargs)[2]
+        f.plan = lambda: jstep.graph(*sargs).memory_plan()
+        return f
+
+    return {"numpy": w["hand"], "fnad": lambda: lambda: step(*sargs)[2], "jit": jit,
+            "torch": lambda: w["torch"](torch),
+            "compile": lambda: torch.compile(w["torch"](torch)),
+            "jax": lambda: w["jax"](jax)}[key]
+
+
+def _why(e):
+    first = (str(e).strip().splitlines() or [""])[0]
+    return f"{type(e).__name__}: {first[:200]}"
+
+
+def start(name, w, keys, torch, jax):
+    """Build each implementation and make its first call: (callables, first losses, first-call
+    seconds of FIRST_CALL's, notes on those that failed, which are left out)."""
+    fns, losses, first_s, notes = {}, {}, {}, []
+    for k in keys:
         try:
-            jstep = fnad.jit(step)
+            f = factory(w, k, torch, jax)()
             t0 = time.perf_counter()
-            losses["jit"] = _loss(jstep(*sargs)[2])
-            compile_s = time.perf_counter() - t0
-            fns["jit"] = lambda: jstep(*sargs)
-        except Exception as e:   # report, and time the rest
-            note = f"fnad.jit failed on the {name} step: {type(e).__name__}: {e}"
-    if torch is not None:
-        fns["torch"] = w["torch"](torch)
-        losses["torch"] = _loss(fns["torch"]())
+            losses[k] = _loss(f())
+            if k in FIRST_CALL:
+                first_s[k] = time.perf_counter() - t0
+            fns[k] = f
+        except Exception as e:   # a compiler's failure: report it, and time the rest
+            if k not in FIRST_CALL:
+                raise
+            notes.append(f"{LABEL[k]} failed on the {name} step ({_why(e)}): column n/a")
+    return fns, losses, first_s, notes
+
+
+def measure(name, c, args, torch, jax):
+    """Median seconds per step of each implementation (absent where not run), first-call
+    seconds of the compiled ones, and the first losses (checked to agree)."""
+    w = WORKLOADS[name](c, np.random.default_rng(0))
+    fns, losses, first_s, notes = start(name, w, columns(args, torch, jax), torch, jax)
     ref = losses["numpy"]
     for k, v in losses.items():
         if not abs(v - ref) <= 1e-4 * max(1.0, abs(ref)):
             raise SystemExit(f"steps.py: the {name} step's first loss differs: {losses}")
     reps = args.repeats or c["repeats"]
     med = median_times(fns, reps, rounds=1 if args.quick else 3, pause=0 if args.quick else 0.3)
-    return dict(name=name, label=w["label"], med=med, compile_s=compile_s, note=note,
+    return dict(name=name, label=w["label"], med=med, first_s=first_s, notes=notes,
                 losses=losses, repeats=reps)
-
-
-COLS = ["numpy", "fnad", "jit", "torch"]
-HEAD = ["hand NumPy", "fnad eager", "fnad jit", "PyTorch eager"]
 
 
 def _ms(row, k):
@@ -290,29 +343,132 @@ def _ms(row, k):
     return "n/a" if v is None else f"{v * 1e3:.2f}"
 
 
-def _ratio(row, k):
-    v = row["med"].get(k)
-    return "n/a" if v is None else f"{v / row['med']['numpy']:.2f}"
+def _ratio(row, k, to="numpy"):
+    v, r = row["med"].get(k), row["med"].get(to)
+    return "n/a" if v is None or r is None else f"{v / r:.2f}"
 
 
-def print_table(rows, markdown):
+def print_table(rows, markdown, jax_ref):
+    """The table; `jax_ref`: add issue 12's jax.jit / NumPy column (jax not measured)."""
     cells = [[r["label"]] + [_ms(r, k) for k in COLS] + [_ratio(r, k) for k in COLS[1:]]
-             + [f"{JAX_RATIO[r['name']]:.2f}"] for r in rows]
+             + ([f"{JAX_RATIO[r['name']]:.2f}"] if jax_ref else []) for r in rows]
     head = (["step (median ms)"] + HEAD + [f"{h} / NumPy" for h in HEAD[1:]]
-            + ["jax.jit / NumPy (issue 12)"])
+            + (["jax.jit / NumPy (issue 12)"] if jax_ref else []))
     if markdown:
         print("| " + " | ".join(head) + " |")
         print("|---" + "|---:" * (len(head) - 1) + "|")
         for c in cells:
             print("| " + " | ".join(c) + " |")
         return
+    print_text_table(head, cells)
+
+
+def print_text_table(head, cells, left=(0,)):
+    """Columns padded to their widest cell; those in `left` flush left, the rest right."""
     widths = [max(len(x[i]) for x in cells + [head]) for i in range(len(head))]
     for c in [head] + cells:
-        print("  ".join(x.ljust(widths[0]) if i == 0 else x.rjust(widths[i])
-                        for i, x in enumerate(c)))
+        print("  ".join(x.ljust(widths[i]) if i in left else x.rjust(widths[i])
+                        for i, x in enumerate(c)).rstrip())
 
 
-def main(argv=None):
+def print_notes(r, jax_ref):
+    """The `#` lines under the table for one workload: losses, first calls, failures, ratios
+    and the jit goal."""
+    n, med = r["name"], r["med"]
+    print(f"# {n}: {r['repeats']} timed calls per library; first losses "
+          + ", ".join(f"{k} {v:.6f}" for k, v in r["losses"].items()))
+    if r["first_s"]:
+        print(f"# {n}: first call (trace + compile) "
+              + ", ".join(f"{LABEL[k]} {v:.2f} s" for k, v in r["first_s"].items()))
+    for note in r["notes"]:
+        print(f"# {n}: {note}")
+    print(f"# {n}: jit / torch eager {_ratio(r, 'jit', 'torch')}, jit / torch.compile "
+          f"{_ratio(r, 'jit', 'compile')}, jit / jax.jit {_ratio(r, 'jit', 'jax')}, "
+          f"eager / torch eager {_ratio(r, 'fnad', 'torch')}")
+    jit, tr, jx = med.get("jit"), med.get("torch"), med.get("jax")
+    if jit is None:
+        return
+    if jax_ref:
+        bar = JAX_RATIO[n]
+        goal = tr is not None and jit <= tr and jit / med["numpy"] <= bar
+        what = f"jit <= PyTorch eager and jit/NumPy <= {bar:.2f} (issue 12's jax.jit)"
+    else:
+        goal = tr is not None and jx is not None and jit <= tr and jit <= jx
+        what = "jit <= PyTorch eager and jit <= jax.jit"
+    print(f"# {n}: goal ({what}): {'met' if goal else 'not met'}")
+
+
+# --------------------------------------------------------------------------- memory
+
+RSS_STEPS = 3   # steps whose peak RSS --memory records (after one warm-up call)
+
+
+def measure_rss_child(impl, name, args, torch, jax):
+    """`--measure-rss IMPL WORKLOAD`: in this fresh process, build `impl`'s step, call it
+    once, then report the RSS before RSS_STEPS further steps and its peak during them (one
+    JSON line; fnad jit adds its memory plan's peak and input bytes)."""
+    c = (QUICK if args.quick else FULL)[name]
+    w = WORKLOADS[name](c, np.random.default_rng(0))
+    f = factory(w, impl, torch, jax)()
+    f()
+    out = _rss.peak_of(f, args.repeats or RSS_STEPS)
+    if hasattr(f, "plan"):
+        plan = f.plan()
+        out["plan_mib"] = plan.peak / 2**20
+        out["plan_inputs_mib"] = sum(v.aval.size * v.aval.dtype.itemsize
+                                     for v in plan.graph.invars) / 2**20
+    _rss.emit(out)
+
+
+def print_memory(name, label, keys, args):
+    """Each implementation's peak RSS over its setup RSS, each measured in a fresh process,
+    and fnad jit's memory plan beside it."""
+    extra = ["--threads", str(args.threads)] + (["--quick"] if args.quick else [])
+    extra += ["--repeats", str(args.repeats)] if args.repeats else []
+    print(f"# {name} memory ({label}): each implementation in a fresh process: RSS after "
+          f"setup and one step, then its peak over {args.repeats or RSS_STEPS} more steps; MiB; "
+          "plan: fnad.jit's memory plan, peak of intermediates (inputs)")
+    head = ["implementation", "setup RSS", "peak RSS", "peak - setup", "plan"]
+    cells = []
+    for k in keys:
+        r = _rss.in_child(os.path.abspath(__file__), k, name, extra)
+        if "error" in r:
+            cells.append([LABEL[k], "n/a", "n/a", "n/a", r["error"]])
+            continue
+        plan = (f"{r['plan_mib']:.2f} ({r['plan_inputs_mib']:.2f})" if "plan_mib" in r
+                else "")
+        peak = f"{r['peak_mib']:.1f}" + ("" if r["exact"] else " (ru_maxrss)")
+        cells.append([LABEL[k], f"{r['setup_mib']:.1f}", peak,
+                      f"{r['peak_mib'] - r['setup_mib']:.1f}", plan])
+    print_text_table(head, cells, left=(0, 4))
+
+
+# --------------------------------------------------------------------------- main
+
+def _import_torch(args):
+    if args.no_torch:
+        return None
+    try:
+        import torch
+    except ImportError:
+        print("# PyTorch is not installed: its columns are n/a")
+        return None
+    torch.set_num_threads(args.threads)
+    return torch
+
+
+def _import_jax(args):
+    if args.no_jax:
+        return None
+    try:
+        import jax
+    except ImportError:
+        print("# jax is not installed (pip install fnad[bench]): its column is n/a")
+        return None
+    return jax
+
+
+def parse(argv):
     ap = argparse.ArgumentParser(prog="python benchmarks/steps.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="mlp,gpt,rnn", help="comma-separated workloads")
@@ -320,47 +476,52 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2, help="BLAS and torch threads")
     ap.add_argument("--no-jit", action="store_true", help="leave out the fnad.jit column")
     ap.add_argument("--no-torch", action="store_true", help="leave out PyTorch")
+    ap.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
+    ap.add_argument("--no-jax", action="store_true", help="leave out jax.jit")
+    ap.add_argument("--memory", action="store_true",
+                    help="also report each step's peak memory (a fresh process each)")
     ap.add_argument("--markdown", action="store_true", help="print a table for the docs")
     ap.add_argument("--quick", action="store_true", help="small sizes, few repeats (smoke)")
+    ap.add_argument("--measure-rss", nargs=2, metavar=("IMPL", "WORKLOAD"),
+                    help=argparse.SUPPRESS)   # --memory's child process
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     bad = [n for n in names if n not in WORKLOADS]
     if bad:
         ap.error(f"--only: unknown workload(s) {bad}; choose from {sorted(WORKLOADS)}")
-    torch = None
-    if not args.no_torch:
-        try:
-            import torch
-            torch.set_num_threads(args.threads)
-        except ImportError:
-            print("PyTorch is not installed: its column is n/a")
+    return args, names
+
+
+def main(argv=None):
+    args, names = parse(argv)
+    if args.measure_rss:
+        impl, name = args.measure_rss
+        return measure_rss_child(impl, name, args, _import_torch(args) if impl in
+                                 ("torch", "compile") else None,
+                                 _import_jax(args) if impl == "jax" else None)
+    torch, jax = _import_torch(args), _import_jax(args)
     sizes = QUICK if args.quick else FULL
     print(f"# benchmarks/steps.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
           f"{os.cpu_count()} CPUs, {args.threads} threads, load average "
           f"{os.getloadavg()[0]:.1f}, NumPy {np.__version__}"
           + (f", torch {torch.__version__}" if torch is not None else "")
+          + (f", jax {jax.__version__} (XLA's own thread pool: --threads does not limit it)"
+             if jax is not None else "")
           + (", fnad.jit present" if hasattr(fnad, "jit") else ", no fnad.jit (column n/a)")
           + (" -- QUICK: small sizes, not for the record" if args.quick else ""))
     rows = []
     for n in names:
-        rows.append(measure(n, sizes[n], args, torch))
+        rows.append(measure(n, sizes[n], args, torch, jax))
         print(f"# {n} measured: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in
                                              rows[-1]["med"].items()), file=sys.stderr)
-    print_table(rows, args.markdown)
+    jax_ref = jax is None
+    print_table(rows, args.markdown, jax_ref)
     for r in rows:
-        print(f"# {r['name']}: {r['repeats']} timed calls per library; first losses "
-              + ", ".join(f"{k} {v:.6f}" for k, v in r["losses"].items()))
-        if r["compile_s"] is not None:
-            print(f"# {r['name']}: fnad.jit first call (trace + optimise + compile) "
-                  f"{r['compile_s']:.2f} s")
-        if r["note"]:
-            print(f"# {r['note']}")
-        jit, tr = r["med"].get("jit"), r["med"].get("torch")
-        if jit is not None:
-            goal = tr is not None and jit <= tr and jit / r["med"]["numpy"] <= JAX_RATIO[r["name"]]
-            print(f"# {r['name']}: goal (jit <= PyTorch eager and jit/NumPy <= "
-                  f"{JAX_RATIO[r['name']]:.2f}): {'met' if goal else 'not met'}")
+        print_notes(r, jax_ref)
+    if args.memory:
+        for r in rows:
+            print_memory(r["name"], r["label"], columns(args, torch, jax), args)
     return rows
 
 

@@ -1,5 +1,6 @@
 """benchmarks/steps.py: its hand-written NumPy baselines compute the same gradients and
-updates as fnad (float64, small sizes), and a --quick smoke run works."""
+updates as fnad (float64, small sizes), its JAX steps the same updates (float32), and --quick
+smoke runs work (torch.compile's, ~20 s of compiling per workload, only with -m slow)."""
 
 import importlib
 import sys
@@ -18,7 +19,7 @@ NAMES = ["mlp", "gpt", "rnn"]
 def steps(monkeypatch):
     monkeypatch.syspath_prepend(str(BENCH))
     yield importlib.import_module("steps")
-    for name in ["steps", "_hand", "_timing"]:
+    for name in ["steps", "_hand", "_timing", "_jax_steps", "_rss"]:
         sys.modules.pop(name, None)
 
 
@@ -56,16 +57,66 @@ def test_hand_steps_match_fnad_steps(steps, name):
 
 
 def test_quick_run_prints_the_table(steps, capsys):
-    rows = steps.main(["--quick", "--no-jit", "--markdown"])
+    rows = steps.main(["--quick", "--no-jit", "--no-compile", "--no-jax", "--markdown"])
     out = capsys.readouterr().out
     assert [r["name"] for r in rows] == NAMES
     assert out.count("| MLP ") == out.count("| GPT ") == out.count("| tanh RNN ") == 1
+    assert "jax.jit / NumPy (issue 12)" in out   # the reference column, jax not measured
     for r in rows:
-        assert set(r["med"]) == {"numpy", "fnad", "torch"} and r["compile_s"] is None
+        assert set(r["med"]) == {"numpy", "fnad", "torch"} and r["first_s"] == {}
         assert "n/a" in out
 
 
 @pytest.mark.skipif(not hasattr(fnad, "jit"), reason="fnad.jit is not there yet")
 def test_quick_run_with_jit(steps):
-    (row,) = steps.main(["--quick", "--only", "mlp", "--no-torch"])
-    assert row["note"] is None and "jit" in row["med"] and row["compile_s"] > 0
+    (row,) = steps.main(["--quick", "--only", "mlp", "--no-torch", "--no-jax"])
+    assert row["notes"] == [] and "jit" in row["med"] and row["first_s"]["jit"] > 0
+
+
+def test_quick_run_with_jax(steps, capsys):
+    pytest.importorskip("jax")
+    (row,) = steps.main(["--quick", "--only", "mlp", "--no-compile"])
+    out = capsys.readouterr().out
+    assert row["notes"] == [] and "jax" in row["med"] and row["first_s"]["jax"] > 0
+    assert "(issue 12)" not in out and "jit / jax.jit" in out
+    assert abs(row["losses"]["jax"] - row["losses"]["numpy"]) < 1e-5
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_jax_steps_match_fnad_steps(steps, name):
+    """Three float32 steps of the jitted JAX step and of the fnad step agree."""
+    jax = pytest.importorskip("jax")
+    w = steps.WORKLOADS[name](steps.QUICK[name], np.random.default_rng(1))
+    run = w["jax"](jax)
+    params, state, *batch = w["args"]
+    jparams, jstate, *jbatch = run.args
+    for _ in range(3):
+        params, state, loss = w["step"](params, state, *batch)
+        jparams, jstate, jloss = run.step(jparams, jstate, *jbatch)
+        assert abs(float(loss) - float(jloss)) < 1e-5 * max(1.0, abs(float(loss)))
+    jparams = jax.tree_util.tree_map(np.asarray, jparams)
+    for blk in params["blocks"] + jparams["blocks"] if name == "gpt" else []:
+        # softmax ignores a shift of the scores, so the key bias's gradient is rounding noise
+        # that Adam normalises to steps of +-lr: compare everything else
+        blk["attn"]["k"]["b"] = np.zeros(1)
+    assert max_diff(params, jparams) < 1e-6
+
+
+def test_quick_memory_run(steps, capsys):
+    """--memory measures each implementation in a child process; fnad jit adds its plan."""
+    steps.main(["--quick", "--only", "mlp", "--no-torch", "--no-jax", "--memory"])
+    out = capsys.readouterr().out
+    table = out[out.index("# mlp memory"):].splitlines()[1:]
+    assert [r.split("  ")[0] for r in table][1:] == ["hand NumPy", "fnad eager", "fnad jit"][
+        :len(table) - 1]
+    assert "n/a" not in "\n".join(table)
+    if hasattr(fnad, "jit"):
+        assert "(" in table[-1]   # the plan's peak (inputs)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")   # inductor imports torch.jit code
+def test_quick_run_with_torch_compile(steps):
+    pytest.importorskip("torch")
+    (row,) = steps.main(["--quick", "--only", "mlp", "--no-jit", "--no-jax"])
+    assert row["notes"] == [] and "compile" in row["med"] and row["first_s"]["compile"] > 0
