@@ -47,6 +47,12 @@ def _sparse_xent_rule(args, dims, **kw):
     return _P["sparse_softmax_cross_entropy"].bind(z, y, *args[2:], **kw), 0
 
 
+def _sum_leading_rule(args, dims):
+    g, n_keep = to_front(args[0], dims[0]), args[1]
+    nd = len(fnp.shape(g))
+    return fnp.sum(g, axis=tuple(range(1, nd - n_keep))), 0
+
+
 def _merge(x, d):
     """Batched NCHW `x` with the batch folded into N, and the batch size."""
     x = to_front(x, d)
@@ -85,6 +91,7 @@ def _register():
                   ("softmax_vjp", 2), ("softmax_cross_entropy", 2), ("normalize_vjp", 3)):
         _P[n].batch = _lead(_P[n], nb)
     _P["affine"].batch = _affine_rule
+    _P["sum_leading"].batch = _sum_leading_rule
     _P["sparse_softmax_cross_entropy"].batch = _sparse_xent_rule
     _P["conv_s1"].batch = _image_rule(_P["conv_s1"])
     _P["conv_s1_dx"].batch = _image_rule(_P["conv_s1_dx"], shape_arg=2)

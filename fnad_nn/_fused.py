@@ -30,10 +30,26 @@ __all__ = ["contiguous", "affine", "attention_softmax", "softmax_vjp", "normaliz
            "normalize_vjp", "ln_rstd", "scale_shift"]
 
 
+def _sum_leading_impl(g, n_keep):
+    xp = array_module(g)
+    lead = g.ndim - n_keep
+    if type(g) is np.ndarray and g.dtype in (np.float32, np.float64) and g.flags.c_contiguous:
+        # a vector-matrix product: 3-4x faster than NumPy's sum down the rows (bias gradients)
+        rows = g.reshape(-1, int(np.prod(g.shape[lead:], dtype=np.int64)))
+        return (np.ones(rows.shape[0], g.dtype) @ rows).reshape(g.shape[lead:])
+    return xp.sum(g, axis=tuple(range(lead)))
+
+
+# the sum over the leading axes (a bias's or a scale's gradient) as one primitive
+sum_leading = primitive(_sum_leading_impl, "sum_leading")
+defvjp(sum_leading, lambda c, ans, g, n_keep: fnp.broadcast_to(c, shape_of(g)))
+defjvp(sum_leading, lambda t, ans, g, n_keep: sum_leading(t, n_keep))
+
+
 def _sum_lead(g, n_keep):
     """Sum `g` over all but its last `n_keep` axes."""
     nd = len(shape_of(g))
-    return fnp.sum(g, axis=tuple(range(nd - n_keep))) if nd > n_keep else g
+    return sum_leading(g, n_keep) if nd > n_keep else g
 
 
 def _add_into(y, b):
@@ -301,6 +317,7 @@ def _add_bias(y, b):
 
 
 defabstract_eval(contiguous, same_rule)
+defabstract_eval(sum_leading, lambda g, n_keep: g.update(shape=g.shape[len(g.shape) - n_keep:]))
 defabstract_eval(affine, lambda x, w, b: _add_bias(_matmul_aval(x, w), b))
 defabstract_eval(attention_softmax, lambda s, drop, scale: _mul_aval(s, scale))
 defabstract_eval(softmax_vjp, lambda g, p, scale: _mul_aval(_mul_aval(g, p), scale))

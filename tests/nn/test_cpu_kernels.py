@@ -190,3 +190,20 @@ def test_the_new_primitives_batch_under_vmap():
     np.testing.assert_allclose(got, _fused.normalize_vjp(g, h, x, 1e-5), rtol=1e-12)
     got = fnad.vmap(_activations._gelu_grad_mul, in_axes=(0, None))(g, x[0])
     np.testing.assert_allclose(got, _activations._gelu_grad_mul(g, x[0][None]), rtol=1e-12)
+
+
+def test_sum_leading_matches_numpy_and_batches():
+    r = np.random.default_rng(5)
+    for dt in (np.float32, np.float64):
+        g = r.standard_normal((6, 7, 5)).astype(dt)
+        for n_keep in (0, 1, 2):
+            got = _fused.sum_leading(g, n_keep)
+            want = g.astype(np.float64).sum(axis=tuple(range(3 - n_keep)))
+            assert got.dtype == dt and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5 if dt == np.float32 else 1e-12)
+    g = r.standard_normal((4, 6, 5))
+    np.testing.assert_allclose(fnad.vmap(lambda a: _fused.sum_leading(a, 1), in_axes=1)(g),
+                               g.sum(axis=0), rtol=1e-12)
+    check_grads(lambda a: _fused.sum_leading(a, 1), (g,), order=2)
+    assert np.array_equal(fnad.jit(lambda a: _fused.sum_leading(a, 1))(g),
+                          _fused.sum_leading(g, 1))
