@@ -66,6 +66,7 @@ def main():
           f"ms of {reps} calls, load average {os.getloadavg()[0]:.1f}")
     print(f"{'op':30s} {'kernel 1T':>10s} {f'kernel {threads}T':>10s} {'NumPy':>10s} "
           f"{'torch':>10s} {'kernel/torch':>12s} {'NumPy/kernel':>12s}")
+    rows = []
     for name, fast, slow, peer in cases(np.random.default_rng(0)):
 
         def one_thread(fast=fast):
@@ -82,10 +83,15 @@ def main():
             finally:
                 del os.environ["FNAD_CPU_KERNELS"]
 
-        fns = {"k1": one_thread, "kn": fast, "np": numpy_path}
+        med = median_times({"k1": one_thread, "kn": fast, "np": numpy_path}, reps, rounds=3,
+                           pause=0.1)
+        rows.append((name, med, peer))
+    # PyTorch last: its OpenMP threads keep spinning after its calls and would take the
+    # second core from the fnad kernels timed after them
+    for name, med, peer in rows:
         if torch is not None and peer is not None:
-            fns["torch"] = lambda peer=peer: peer(torch, torch.from_numpy)
-        med = median_times(fns, reps, rounds=3, pause=0.1)
+            med.update(median_times({"torch": lambda peer=peer: peer(torch, torch.from_numpy)},
+                                    reps, rounds=3, pause=0.1))
         tr = med.get("torch")
         torch_ms = "n/a" if tr is None else f"{tr * 1e3:.3f}"
         ratio = "n/a" if tr is None else f"{med['kn'] / tr:.2f}"
