@@ -6,8 +6,10 @@ A kernel here is a function `kernel(lo, hi, *args)` that releases the GIL (numba
 range per thread, hands all but the first to the workers and runs the first itself. The
 workers block on a queue between calls, so nothing spins after a kernel ends (numba's own
 OpenMP layer busy-waits after each parallel loop and slowed the BLAS call that followed on
-the 2-core machine these kernels were measured on). NumPy's BLAS keeps its own threads; the
-kernels and BLAS calls alternate, so the two never run at once.
+the 2-core machine these kernels were measured on). The price is a wake-up per call: on
+that machine's VM a worker that has gone idle wakes slowly, and OpenBLAS's worker
+busy-waits for about 0.1 s after each GEMM, so two threads run a 1M-element GELU 1.7x
+faster in a tight loop but gain little inside a training step (docs/benchmarks.md).
 
 `FNAD_NUM_THREADS` sets the number of threads (default: the CPUs this process may use).
 """
