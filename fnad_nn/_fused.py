@@ -239,18 +239,28 @@ def _nvjp_centered(x):
     return x - fnp.mean(x, axis=-1, keepdims=True)
 
 
+def _nvjp_unscaled(g, xhat):
+    """normalize_vjp's value before the factor k = ln_rstd(x): g - mean(g) - xhat mean(g xhat)."""
+    return g - fnp.mean(g, axis=-1, keepdims=True) - xhat * fnp.mean(g * xhat, axis=-1,
+                                                                      keepdims=True)
+
+
+def _nvjp_dk(x, eps, t):
+    """The tangent of k = ln_rstd(x) along t: -k^3 mean((x - mean(x)) t)."""
+    k = ln_rstd(x, eps)
+    return -k * k * k * fnp.mean(_nvjp_centered(x) * t, axis=-1, keepdims=True)
+
+
 def _nvjp_dxhat(c, ans, g, xhat, x, eps):
-    # out = k (g - mean(g) - xhat mean(g xhat)), k = ln_rstd(x): d/dxhat transposed onto c
+    # out = k (g - mean(g) - xhat mean(g xhat)): d/dxhat transposed onto c
     m2 = fnp.mean(g * xhat, axis=-1, keepdims=True)
     return -ln_rstd(x, eps) * (c * m2 + g * fnp.mean(c * xhat, axis=-1, keepdims=True))
 
 
 def _nvjp_dx(c, ans, g, xhat, x, eps):
-    # through k alone: dk/dx = -k^3 (x - mean(x)) / d
+    # through k alone, dk/dx = -k^3 (x - mean(x)) / d, onto sum(c * unscaled)
     k = ln_rstd(x, eps)
-    u = g - fnp.mean(g, axis=-1, keepdims=True) - xhat * fnp.mean(g * xhat, axis=-1,
-                                                                    keepdims=True)
-    s = fnp.sum(c * u, axis=-1, keepdims=True)
+    s = fnp.sum(c * _nvjp_unscaled(g, xhat), axis=-1, keepdims=True)
     return -s * k * k * k * _nvjp_centered(x) / shape_of(x)[-1]
 
 
@@ -260,11 +270,7 @@ def _nvjp_jxhat(t, ans, g, xhat, x, eps):
 
 
 def _nvjp_jx(t, ans, g, xhat, x, eps):
-    k = ln_rstd(x, eps)
-    u = g - fnp.mean(g, axis=-1, keepdims=True) - xhat * fnp.mean(g * xhat, axis=-1,
-                                                                    keepdims=True)
-    dk = -k * k * k * fnp.mean(_nvjp_centered(x) * t, axis=-1, keepdims=True)
-    return u * dk
+    return _nvjp_unscaled(g, xhat) * _nvjp_dk(x, eps, t)
 
 
 defvjp(normalize_vjp, lambda c, ans, g, xhat, x, eps: normalize_vjp(c, xhat, x, eps),
