@@ -33,9 +33,10 @@ __all__ = ["contiguous", "affine", "attention_softmax", "softmax_vjp", "normaliz
 def _sum_leading_impl(g, n_keep):
     xp = array_module(g)
     lead = g.ndim - n_keep
-    if type(g) is np.ndarray and g.dtype in (np.float32, np.float64) and g.flags.c_contiguous:
-        # a vector-matrix product: 3-4x faster than NumPy's sum down the rows (bias gradients)
-        rows = g.reshape(-1, int(np.prod(g.shape[lead:], dtype=np.int64)))
+    if type(g) is np.ndarray and g.dtype in (np.float32, np.float64):
+        # a vector-matrix product: 3-4x faster than NumPy's sum down the rows (bias gradients);
+        # for any layout, so that jit and eager code take the same path and get the same bits
+        rows = np.ascontiguousarray(g).reshape(-1, int(np.prod(g.shape[lead:], dtype=np.int64)))
         return (np.ones(rows.shape[0], g.dtype) @ rows).reshape(g.shape[lead:])
     return xp.sum(g, axis=tuple(range(lead)))
 

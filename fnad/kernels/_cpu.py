@@ -2,7 +2,8 @@
 the attention softmax and its VJP, layer normalisation and its VJP.
 
 Each function takes plain arrays and returns the result, or None where it does not apply:
-not a float32 NumPy array, not C-ordered, numba not installed, or `FNAD_CPU_KERNELS=numpy`.
+not a float32 NumPy array, numba not installed, or `FNAD_CPU_KERNELS=numpy` (a strided
+array is copied C-ordered first: whether a kernel runs never depends on the layout).
 The caller (fnad_nn's fused primitives) then runs its NumPy formulation, which is the
 fallback and passes the same tests. One kernel call reads its inputs once and writes its
 output once (NumPy's formulation makes 4-15 passes), and its rows run on all cores
@@ -41,8 +42,14 @@ def available():
 
 
 def _plain32(*arrays):
-    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.flags.c_contiguous
-               for a in arrays)
+    """float32 NumPy arrays. Their layout does not matter (`_c` copies a strided one), so
+    that jit, which may hand a kernel a fresh array where eager code hands it a view, picks
+    the kernel exactly when eager code does and gets the same bits."""
+    return all(type(a) is np.ndarray and a.dtype == np.float32 for a in arrays)
+
+
+def _c(a):
+    return np.ascontiguousarray(a)
 
 
 def _rows(a):
@@ -53,6 +60,7 @@ def gelu(x):
     """x Phi(x), or None."""
     if not (_plain32(x) and available()):
         return None
+    x = _c(x)
     out = np.empty_like(x)
     run_ranges(_loops.gelu_range, x.size, (x.reshape(-1), out.reshape(-1)))
     return out
@@ -62,6 +70,7 @@ def gelu_grad_mul(g, x):
     """g (Phi(x) + x phi(x)), or None (also when g and x differ in shape)."""
     if not (_plain32(g, x) and g.shape == x.shape and available()):
         return None
+    g, x = _c(g), _c(x)
     out = np.empty_like(x)
     run_ranges(_loops.gelu_grad_mul_range, x.size,
                (g.reshape(-1), x.reshape(-1), out.reshape(-1)))
@@ -91,6 +100,7 @@ def attention_softmax(s, drop, scale):
     d = _drop_rows(drop, s.shape)
     if d is False:
         return None
+    s = _c(s)
     out = np.empty_like(s)
     rows = _rows(s)
     run_ranges(_loops.softmax_rows, rows.shape[0], (rows, d, np.float32(scale), _rows(out)),
@@ -102,6 +112,7 @@ def softmax_vjp(g, p, scale):
     """scale * p * (g - sum(g * p, -1)), or None."""
     if not (_plain32(g, p) and g.shape == p.shape and g.ndim >= 1 and available()):
         return None
+    g, p = _c(g), _c(p)
     out = np.empty_like(g)
     rows = _rows(g)
     run_ranges(_loops.softmax_vjp_rows, rows.shape[0],
@@ -114,6 +125,7 @@ def normalize(x, eps):
     with a trailing axis of 1), or None."""
     if not (_plain32(x) and x.ndim >= 1 and x.shape[-1] and available()):
         return None
+    x = _c(x)
     out = np.empty_like(x)
     rows = _rows(x)
     rstd = np.empty(x.shape[:-1] + (1,), np.float32)
@@ -128,6 +140,7 @@ def normalize_vjp(g, xhat, x, eps):
     if not (_plain32(g, xhat, x) and g.shape == xhat.shape == x.shape and g.ndim >= 1
             and g.shape[-1] and available()):
         return None
+    g, xhat, x = _c(g), _c(xhat), _c(x)
     out = np.empty_like(g)
     rows = _rows(g)
     run_ranges(_loops.normalize_vjp_rows, rows.shape[0],

@@ -83,7 +83,21 @@ def test_attention_softmax_declines_masks_that_do_not_repeat_by_rows():
     assert cpu.attention_softmax(s, np.zeros((3, 1, 4), bool), 1.0) is None
     assert cpu.attention_softmax(s, np.zeros((5, 4), np.int8), 1.0) is None
     assert cpu.attention_softmax(s.astype(np.float64), None, 1.0) is None
-    assert cpu.attention_softmax(np.asfortranarray(s[0]), None, 1.0) is None
+
+
+
+def test_a_strided_input_takes_the_kernel_too():
+    """Whether a kernel runs depends on dtype and shape, never on the layout: jit may hand a
+    primitive a fresh array where eager code hands it a view (program fuzzer, seed 1125)."""
+    s, g = _x((6, 9)), _x((6, 9), 1)
+    p = cpu.attention_softmax(s, None, 0.5)
+    for view in (np.asfortranarray(s), s[:, ::-1][:, ::-1], np.flip(np.flip(s, 0), 0)):
+        assert np.array_equal(cpu.attention_softmax(view, None, 0.5), p)
+        assert np.array_equal(cpu.gelu(view), cpu.gelu(s))
+        assert np.array_equal(cpu.normalize(view, 1e-5)[0], cpu.normalize(s, 1e-5)[0])
+        assert np.array_equal(cpu.softmax_vjp(np.asfortranarray(g), p, 0.5),
+                              cpu.softmax_vjp(g, p, 0.5))
+    assert np.array_equal(_fused.sum_leading(np.asfortranarray(s), 1), _fused.sum_leading(s, 1))
 
 
 def test_softmax_nan_propagates_through_its_row():
