@@ -13,7 +13,6 @@ Medians in interleaved blocks (benchmarks/_timing.py).
 Run: python benchmarks/attention_matmul.py [--threads N] [--repeats N]
 """
 
-import ctypes
 import os
 import sys
 
@@ -27,20 +26,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fnad.kernels import _threads  # noqa: E402
-
-
-def _blas_threads_setter():
-    """OpenBLAS's `openblas_set_num_threads_local` in this process, or None."""
-    with open("/proc/self/maps") as f:
-        paths = sorted({ln.split()[-1] for ln in f if "openblas" in ln.lower() and "/" in ln})
-    for path in paths:
-        try:
-            fn = ctypes.CDLL(path).openblas_set_num_threads_local
-        except (OSError, AttributeError):
-            continue
-        fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
-        return fn
-    return None
+from fnad_nn._parallel import _blas_local  # noqa: E402  OpenBLAS's thread count, or None
 
 
 def split_matmul(a, b, set_threads):
@@ -65,7 +51,7 @@ def main():
     q, k, v = (x.transpose(0, 2, 1, 3) for x in (q4, k4, v4))  # (B, H, T, D) views
     kt = k.transpose(0, 1, 3, 2)
     p = r.random((b_, h, t, t), dtype=np.float32)
-    set_threads = _blas_threads_setter()
+    set_threads = _blas_local
     cases = {
         "scores q @ k^T": {
             "matmul": lambda: np.matmul(q, kt),
