@@ -9,11 +9,17 @@ derivatives work as for any composition:
   positions where `drop` is True removed (probability exactly 0; a row with every position
   dropped gives zeros); its VJP is `softmax_vjp(g, p, scale) = scale * p * (g - sum(g * p))`.
 - `normalize(x, eps)`: `(x - mean) / sqrt(var + eps)` over the last axis (layer norm without
-  the affine part); its VJP `rstd * (g - mean(g) - xhat * mean(g * xhat))` uses
+  the affine part); its VJP is the primitive `normalize_vjp(g, xhat, x, eps) =
+  rstd * (g - mean(g) - xhat * mean(g * xhat))`, whose own rules use
   `ln_rstd(x, eps) = 1 / sqrt(var + eps)`, itself a primitive.
 - `scale_shift(x, scale, bias)`: `x * scale + bias` (bias optional).
+- `sum_leading(g, n_keep)`: `g` summed over all but its last `n_keep` axes (bias and scale
+  gradients), as a vector-matrix product.
 - `contiguous(x)`: a C-ordered copy of a strided view (identity for derivatives), so that
   batched matmuls run on plain layouts.
+
+The softmax, layer-norm and (in _activations.py) GELU primitives run fnad.kernels.cpu's
+fused float32 kernels where they apply, and these NumPy formulations everywhere else.
 """
 
 import numpy as np
@@ -27,7 +33,7 @@ from fnad.kernels import cpu as _cpu
 from ._util import shape_of
 
 __all__ = ["contiguous", "affine", "attention_softmax", "softmax_vjp", "normalize",
-           "normalize_vjp", "ln_rstd", "scale_shift"]
+           "normalize_vjp", "ln_rstd", "scale_shift", "sum_leading"]
 
 
 def _sum_leading_impl(g, n_keep):
