@@ -4,9 +4,10 @@ A training step allocates and frees the same large arrays (activations, gradient
 call. glibc's malloc serves each allocation above its mmap threshold with a fresh `mmap` and
 returns it with `munmap` when it is freed, and trims the top of its heap when more than a
 threshold lies free there, so every step pays a page fault per 4 KiB of every large array
-it makes. Measured on the jitted GPT step of benchmarks/steps.py (2 cores): 234 ms per step
-with glibc's defaults, 163 ms with large arrays kept on the heap (the matmuls alone went
-from 112 ms to 84 ms).
+it makes. Measured on the jitted GPT step of benchmarks/steps.py (2 cores, three interleaved
+pairs of `FNAD_MALLOC=system python benchmarks/step_profile.py` and the default): 152-186 ms
+per step with glibc's defaults, 110-143 ms with large arrays kept on the heap (its matmuls
+88-114 ms against 75-94 ms).
 
 `keep_freed_memory()` raises both thresholds (`mallopt`); fnad calls it once when it is
 imported. The cost: memory freed by the process stays mapped to it (up to `TRIM` bytes at
