@@ -1,15 +1,22 @@
 """The fused layer kernels of fnad.kernels.cpu against the NumPy formulations they replace
-and PyTorch's own CPU kernels, on the GPT step's shapes (benchmarks/steps.py: batch 32,
-context 64, d 128, 4 heads, hidden 512), float32, one process, interleaved medians.
+and PyTorch's own CPU kernels (and the two new reductions of the backward pass: bias
+gradients by a vector-matrix product, the embedding gradient by sorted segment sums), on
+the GPT step's shapes (benchmarks/steps.py: batch 32, context 64, d 128, 4 heads, hidden
+512), float32, one process, interleaved medians.
 
 Columns: fnad's kernel on 1 thread and on --threads threads, the NumPy formulation
-(FNAD_CPU_KERNELS=numpy's path), PyTorch; ratios to PyTorch.
+(FNAD_CPU_KERNELS=numpy's path), PyTorch; ratios to PyTorch. Then two checks behind the
+kernels' design: the GELU written with libm's scalar `erf` in numba (what the kernels'
+own vectorized exponential replaces), and the GELU on 1 and on --threads threads called
+back to back, without the 0.1 s pause that starts each timed block above.
 
 Run: python benchmarks/layer_kernels.py [--threads N] [--repeats N]
 """
 
 import os
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import median_times, threads_from_argv  # noqa: E402
@@ -21,6 +28,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fnad.kernels import cpu  # noqa: E402
+from fnad.numpy._scatter import scatter_add  # noqa: E402
 from fnad_nn import _activations, _fused  # noqa: E402
 
 
@@ -33,6 +41,12 @@ def cases(rng):
     x = rng.standard_normal((32, 64, 128), dtype=np.float32)
     gx = rng.standard_normal((32, 64, 128), dtype=np.float32)
     xhat = cpu.normalize(x, 1e-5)[0]
+    gb = rng.standard_normal((2048, 512), dtype=np.float32)
+    ids = rng.integers(0, 65, (32, 64))
+
+    def zeros():
+        return np.zeros((65, 128), np.float32)
+
     return [
         ("gelu 32x64x512", lambda: cpu.gelu(h), lambda: _activations._gelu_exact_impl(h),
          lambda t, T: t.nn.functional.gelu(T(h))),
@@ -49,6 +63,11 @@ def cases(rng):
          lambda t, T: t.nn.functional.layer_norm(T(x), (128,))),
         ("layer norm vjp", lambda: cpu.normalize_vjp(gx, xhat, x, 1e-5),
          lambda: _fused._normalize_vjp_impl(gx, xhat, x, 1e-5), None),
+        ("bias gradient 2048x512", lambda: _fused.sum_leading(gb, 1),
+         lambda: gb.sum(axis=0), lambda t, T: T(gb).sum(0)),
+        ("embedding gradient 32x64 ids", lambda: scatter_add(zeros(), (ids,), x, fresh=True),
+         lambda: np.add.at(zeros(), ids, x),
+         lambda t, T: t.zeros(65, 128).index_add_(0, T(ids.reshape(-1)), T(x).reshape(-1, 128))),
     ]
 
 
@@ -98,6 +117,46 @@ def main():
         print(f"{name:30s} {med['k1'] * 1e3:10.3f} {med['kn'] * 1e3:10.3f} "
               f"{med['np'] * 1e3:10.3f} {torch_ms:>10s} {ratio:>12s} "
               f"{med['np'] / med['kn']:12.2f}")
+    design_checks(threads, reps)
+
+
+def _libm_gelu():
+    import math
+
+    import numba
+
+    @numba.njit(nogil=True)
+    def gelu(x, out):
+        for i in range(x.size):
+            out[i] = 0.5 * x[i] * (1.0 + math.erf(x[i] * 0.7071067811865476))
+
+    return gelu
+
+
+def design_checks(threads, reps):
+    x = np.random.default_rng(1).standard_normal(32 * 64 * 512, dtype=np.float32)
+    out = np.empty_like(x)
+    libm = _libm_gelu()
+    libm(x, out)
+    os.environ["FNAD_NUM_THREADS"] = "1"
+    med = median_times({"libm": lambda: libm(x, out), "kernel": lambda: cpu.gelu(x)}, reps,
+                       rounds=3, pause=0.1)
+    print(f"# GELU of 1M float32 on 1 thread: numba with libm's erf "
+          f"{med['libm'] * 1e9 / x.size:.1f} ns per value; fnad's kernel "
+          f"{med['kernel'] * 1e9 / x.size:.1f} ns per value")
+    back_to_back = {}
+    for n in (1, threads):
+        os.environ["FNAD_NUM_THREADS"] = str(n)
+        cpu.gelu(x)
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            cpu.gelu(x)
+            times.append(time.perf_counter() - t0)
+        back_to_back[n] = statistics.median(times)
+    os.environ["FNAD_NUM_THREADS"] = str(threads)
+    print(f"# GELU of 1M float32 called back to back: 1 thread {back_to_back[1] * 1e3:.3f} ms, "
+          f"{threads} threads {back_to_back[threads] * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":

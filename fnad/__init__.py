@@ -21,9 +21,9 @@ from ._ad.transforms import vjp as vjp
 from ._batching.vmap import vmap as vmap
 from ._core.backend import diagnose_impl_error as _diagnose_impl_error
 from ._core.devices import device_put as device_put
-from ._core.heap import keep_freed_memory as _keep_freed_memory
 from ._core.devices import devices as devices
 from ._core.devices import to_numpy as to_numpy
+from ._core.heap import keep_freed_memory as _keep_freed_memory
 from ._core.tracer import UnexpectedTracerError as UnexpectedTracerError
 from ._core.tracer import register_array_methods as _register_array_methods
 from ._core.tracer import set_array_like_hook as _set_array_like_hook

@@ -40,7 +40,7 @@ def _sum_leading_impl(g, n_keep):
     xp = array_module(g)
     lead = g.ndim - n_keep
     if type(g) is np.ndarray and g.dtype in (np.float32, np.float64):
-        # a vector-matrix product: 3-4x faster than NumPy's sum down the rows (bias gradients);
+        # a vector-matrix product: ~1.7x faster than NumPy's sum down the rows (bias gradients);
         # for any layout, so that jit and eager code take the same path and get the same bits
         rows = np.ascontiguousarray(g).reshape(-1, int(np.prod(g.shape[lead:], dtype=np.int64)))
         return (np.ones(rows.shape[0], g.dtype) @ rows).reshape(g.shape[lead:])

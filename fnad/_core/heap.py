@@ -10,8 +10,8 @@ per step with glibc's defaults, 110-143 ms with large arrays kept on the heap (i
 88-114 ms against 75-94 ms).
 
 `keep_freed_memory()` raises both thresholds (`mallopt`); fnad calls it once when it is
-imported. The cost: memory freed by the process stays mapped to it (up to `TRIM` bytes at
-the heap's top), as with PyTorch's or JAX's own allocators. It does nothing where the C
+imported. The cost: memory freed by the process stays mapped to it (up to `TRIM_THRESHOLD`
+bytes at the heap's top), as with PyTorch's or JAX's own allocators. It does nothing where the C
 library is not glibc, and `FNAD_MALLOC=system` turns it off.
 """
 

@@ -8,8 +8,9 @@ workers block on a queue between calls, so nothing spins after a kernel ends (nu
 OpenMP layer busy-waits after each parallel loop and slowed the BLAS call that followed on
 the 2-core machine these kernels were measured on). The price is a wake-up per call: on
 that machine's VM a worker that has gone idle wakes slowly, and OpenBLAS's worker
-busy-waits for about 0.1 s after each GEMM, so two threads run a 1M-element GELU 1.7x
-faster in a tight loop but gain little inside a training step (docs/benchmarks.md).
+busy-waits for about 0.1 s after each GEMM, so two threads speed up a 1M-element GELU
+called back to back (0.59 ms against 0.99 ms in one run of benchmarks/layer_kernels.py)
+but gain little inside a training step (docs/benchmarks.md).
 
 `FNAD_NUM_THREADS` sets the number of threads (default: the CPUs this process may use).
 """
@@ -37,12 +38,17 @@ def num_threads():
 
 
 class _Pool:
-    def __init__(self, workers):
+    def __init__(self):
         self.tasks = queue.SimpleQueue()
-        self.threads = [threading.Thread(target=self._work, daemon=True,
-                                         name=f"fnad-kernel-{k}") for k in range(workers)]
-        for t in self.threads:
+        self.threads = []
+
+    def grow(self, workers):
+        """Start workers until there are `workers` of them (all serve the one queue)."""
+        while len(self.threads) < workers:
+            t = threading.Thread(target=self._work, daemon=True,
+                                 name=f"fnad-kernel-{len(self.threads)}")
             t.start()
+            self.threads.append(t)
 
     def _work(self):
         while True:
@@ -62,8 +68,9 @@ _pool_pid = None
 def _get_pool(workers):
     global _pool, _pool_pid
     with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid() or len(_pool.threads) < workers:
-            _pool, _pool_pid = _Pool(workers), os.getpid()  # threads do not survive a fork
+        if _pool is None or _pool_pid != os.getpid():  # threads do not survive a fork
+            _pool, _pool_pid = _Pool(), os.getpid()
+        _pool.grow(workers)
         return _pool
 
 
