@@ -19,10 +19,16 @@ arguments come as they are) to the result's ShapedArray, e.g.
 themselves differentiable, so higher derivatives work.
 
 Batching (fnad.vmap): `defbatch(fun, rule)` registers `rule(args, dims, **kwargs) ->
-(out, out_dim)`; family helpers build rules: `elementwise_batch(prim)`, `axis_batch(prim)`
-(reductions along `axis`), `stack_batch(prim)` (ops on stacks of matrices), `keep_batch(prim)`
-(elementwise in the first argument only), with `to_front`, `batch_size`, `logical_ndim` and
-`batch_fallback` (the loop over the batch) for writing your own.
+(out, out_dim)`; register it right under the primitive's other rules. Family helpers build
+rules (each takes the primitive or its function): `elementwise_batch(prim)`,
+`axis_batch(prim)` (reductions along `axis`), `stack_batch(prim)` (ops on stacks of
+matrices), `keep_batch(prim)` (elementwise in the first argument only), `lead_batch(prim, nb)`
+(kernels on the last axis whose first `nb` arguments broadcast), `image_batch(prim)` (NCHW
+kernels: the batch folds into N), `like_batch(prim)` (zeros_like and kin), `tri_batch(prim)`
+(tril/triu) and `loop_batch(prim)` (independent examples, a random draw per key, run once
+each), with `to_front`, `all_to_front`, `batch_size`, `logical_ndim` and `batch_fallback`
+(the loop over the batch, with a warning) for writing your own. Example:
+  defbatch(softsign, elementwise_batch(softsign))
 
 Also exported for code above the core (fnad_nn, fnad_optim, your own primitives):
 `array_module` (numpy or cupy, by the arrays given), `unbroadcast`, `shape`, `ndim`,
@@ -40,13 +46,19 @@ from ._core.abstract import reduction_rule as reduction_rule
 from ._core.abstract import same_rule as same_rule
 from ._core.abstract import standin_rule as standin_rule
 from ._core.backend import array_module as array_module
+from ._batching.families import all_to_front as all_to_front
 from ._batching.families import axis_batch as axis_batch
 from ._batching.families import batch_size as batch_size
 from ._batching.families import elementwise_batch as elementwise_batch
+from ._batching.families import image_batch as image_batch
 from ._batching.families import keep_batch as keep_batch
+from ._batching.families import lead_batch as lead_batch
+from ._batching.families import like_batch as like_batch
 from ._batching.families import logical_ndim as logical_ndim
+from ._batching.families import loop_batch as loop_batch
 from ._batching.families import stack_batch as stack_batch
 from ._batching.families import to_front as to_front
+from ._batching.families import tri_batch as tri_batch
 from ._batching.vmap import batch_fallback as batch_fallback
 from ._core.rules import as_primitive as as_primitive
 from ._core.rules import defabstract_eval as defabstract_eval

@@ -11,8 +11,8 @@ import numpy as np
 
 import fnad.numpy as fnp
 import fnad.scipy.special as _special
-from fnad.extend import (array_module, as_primitive, defabstract_eval, defjvp, defvjp,
-                         dtype_rule, primitive, unbroadcast)
+from fnad.extend import (array_module, as_primitive, defabstract_eval, defbatch, defjvp, defvjp,
+                         dtype_rule, elementwise_batch, primitive, unbroadcast)
 from fnad.kernels import cpu as _cpu
 from fnad.scipy.special import erf, expit
 
@@ -60,8 +60,10 @@ _softplus = primitive(_softplus_impl, "softplus")
 # derivative itself; multiplying by the bool mask keeps g's dtype in one pass.
 defvjp(_relu, _relu_vjp)
 defjvp(_relu, lambda t, ans, x: t * fnp.greater(ans, 0))
+defbatch(_relu, elementwise_batch(_relu))
 defvjp(_softplus, lambda g, ans, x: g * expit(x))
 defjvp(_softplus, lambda t, ans, x: t * expit(x))
+defbatch(_softplus, elementwise_batch(_softplus))
 
 # ----------------------------------------------------------------------------- public
 
@@ -337,6 +339,7 @@ def _gelu_exact_impl(x):
 _phi = primitive(_phi_impl, "normal_cdf")
 defvjp(_phi, lambda g, ans, x: g * (fnp.exp(-0.5 * x * x) * _INV_SQRT_2PI))
 defjvp(_phi, lambda t, ans, x: t * (fnp.exp(-0.5 * x * x) * _INV_SQRT_2PI))
+defbatch(_phi, elementwise_batch(_phi))
 
 
 def _gelu_d(x):
@@ -362,6 +365,8 @@ _gelu_exact = primitive(_gelu_exact_impl, "gelu")
 _gelu_grad_mul = primitive(_gelu_grad_mul_impl, "gelu_grad_mul")
 defvjp(_gelu_exact, lambda g, ans, x: _gelu_grad_mul(g, x))
 defjvp(_gelu_exact, lambda t, ans, x: _gelu_grad_mul(t, x))
+defbatch(_gelu_exact, elementwise_batch(_gelu_exact))
+defbatch(_gelu_grad_mul, elementwise_batch(_gelu_grad_mul))
 defvjp(_gelu_grad_mul,
        lambda c, ans, g, x: unbroadcast(_gelu_grad_mul(c, x), fnp.shape(g)),
        lambda c, ans, g, x: unbroadcast(c * g * _gelu_dd(x), fnp.shape(x)))

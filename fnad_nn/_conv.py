@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import array_module, defabstract_eval, defjvp, defvjp, primitive
+from fnad.extend import (array_module, defabstract_eval, defbatch, defjvp, defvjp, image_batch,
+                         primitive)
 
 from . import _init
 from ._conv_s1 import conv_s1
@@ -78,6 +79,8 @@ defvjp(im2col, lambda g, ans, x, k, s, p, d, pad_value=0.0: col2im(g, shape_of(x
 defjvp(im2col, lambda t, ans, x, k, s, p, d, pad_value=0.0: im2col(t, k, s, p, d))
 defvjp(col2im, lambda g, ans, cols, xs, k, s, p, d: im2col(g, k, s, p, d))
 defjvp(col2im, lambda t, ans, cols, xs, k, s, p, d: col2im(t, xs, k, s, p, d))
+defbatch(im2col, image_batch(im2col))
+defbatch(col2im, image_batch(col2im, shape_arg=1))  # x_shape's N grows with the batch
 
 
 

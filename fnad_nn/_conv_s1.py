@@ -22,8 +22,8 @@ runs a few images at a time, so a chunk's columns stay in cache between the copy
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import (ShapedArray, array_module, defabstract_eval, defjvp, defjvp_linear,
-                         defvjp, primitive)
+from fnad.extend import (ShapedArray, array_module, defabstract_eval, defbatch, defjvp,
+                         defjvp_linear, defvjp, image_batch, primitive)
 
 from ._parallel import parallel_map, scratch
 from ._util import shape_of
@@ -209,6 +209,10 @@ defvjp(conv_s1_dw,
        lambda ct, ans, g, x, ws, geom: conv_s1_dx(g, ct, shape_of(x), geom))
 defjvp_linear(conv_s1_dx, argnums=(0, 1))
 defjvp_linear(conv_s1_dw, argnums=(0, 1))
+defbatch(conv_s1, image_batch(conv_s1))  # the batch folds into the images' N
+defbatch(conv_s1_dx, image_batch(conv_s1_dx, shape_arg=2))
+# conv_s1_dw has none: with a batched input each example has its own weight gradient, so
+# vmap runs it per example.
 
 
 # ----------------------------------------------------------------------------- abstract evaluation

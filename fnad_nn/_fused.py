@@ -25,8 +25,9 @@ fused float32 kernels where they apply, and these NumPy formulations everywhere 
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import (array_module, as_primitive, defabstract_eval, defjvp, defvjp,
-                         dtype_rule, primitive, same_rule)
+from fnad.extend import (array_module, as_primitive, defabstract_eval, defbatch, defjvp, defvjp,
+                         dtype_rule, elementwise_batch, keep_batch, lead_batch, primitive,
+                         same_rule, to_front)
 
 from fnad.kernels import cpu as _cpu
 
@@ -51,6 +52,15 @@ def _sum_leading_impl(g, n_keep):
 sum_leading = primitive(_sum_leading_impl, "sum_leading")
 defvjp(sum_leading, lambda c, ans, g, n_keep: fnp.broadcast_to(c, shape_of(g)))
 defjvp(sum_leading, lambda t, ans, g, n_keep: sum_leading(t, n_keep))
+
+
+def _batch_sum_leading(args, dims):
+    g, n_keep = to_front(args[0], dims[0]), args[1]
+    nd = len(fnp.shape(g))
+    return fnp.sum(g, axis=tuple(range(1, nd - n_keep))), 0
+
+
+defbatch(sum_leading, _batch_sum_leading)
 
 
 def _sum_lead(g, n_keep):
@@ -78,6 +88,7 @@ def _contiguous_impl(x):
 contiguous = primitive(_contiguous_impl, "contiguous")
 defvjp(contiguous, lambda g, ans, x: g)
 defjvp(contiguous, lambda t, ans, x: t)
+defbatch(contiguous, keep_batch(contiguous))
 
 
 # ----------------------------------------------------------------------------- affine
@@ -104,6 +115,21 @@ defjvp(affine,
        lambda t, ans, x, w, b: fnp.matmul(t, w),
        lambda t, ans, x, w, b: fnp.matmul(x, t),
        lambda t, ans, x, w, b: fnp.broadcast_to(t, shape_of(ans)))
+
+
+def _batch_affine(args, dims):
+    """The input alone batched: one affine over the lifted batch; else matmul's and add's
+    rules."""
+    (x, w, b), (dx, dw, db) = args, dims
+    if dw is None and db is None:
+        return affine(to_front(x, dx), w, b), 0
+    y, dy = as_primitive(fnp.matmul).batch([x, w], [dx, dw])
+    if b is None:
+        return y, dy
+    return as_primitive(fnp.add).batch([y, b], [dy, db])
+
+
+defbatch(affine, _batch_affine)
 
 
 # ----------------------------------------------------------------------------- softmax
@@ -185,6 +211,8 @@ def _softmax_vjp_jvp_p(t, ans, g, p, scale):
 
 defvjp(softmax_vjp, lambda ct, ans, g, p, scale: softmax_vjp(ct, p, scale), _softmax_vjp_dp)
 defjvp(softmax_vjp, lambda t, ans, g, p, scale: softmax_vjp(t, p, scale), _softmax_vjp_jvp_p)
+defbatch(attention_softmax, lead_batch(attention_softmax, 2))
+defbatch(softmax_vjp, lead_batch(softmax_vjp, 2))
 
 
 # ----------------------------------------------------------------------------- layer norm
@@ -284,6 +312,7 @@ defvjp(normalize_vjp, lambda c, ans, g, xhat, x, eps: normalize_vjp(c, xhat, x, 
        _nvjp_dxhat, _nvjp_dx)
 defjvp(normalize_vjp, lambda t, ans, g, xhat, x, eps: normalize_vjp(t, xhat, x, eps),
        _nvjp_jxhat, _nvjp_jx)
+defbatch(normalize_vjp, lead_batch(normalize_vjp, 3))
 
 
 def _ln_rstd_vjp(g, ans, x, eps):
@@ -298,8 +327,10 @@ def _ln_rstd_jvp(t, ans, x, eps):
 
 defvjp(normalize, _normalize_rule)
 defjvp(normalize, _normalize_rule)
+defbatch(normalize, lead_batch(normalize, 1))
 defvjp(ln_rstd, _ln_rstd_vjp)
 defjvp(ln_rstd, _ln_rstd_jvp)
+defbatch(ln_rstd, lead_batch(ln_rstd, 1))
 
 
 def _scale_shift_impl(x, scale, bias):
@@ -315,6 +346,7 @@ defjvp(scale_shift,
        lambda t, ans, x, scale, bias: t * scale,
        lambda t, ans, x, scale, bias: x * t,
        lambda t, ans, x, scale, bias: fnp.broadcast_to(t, shape_of(ans)))
+defbatch(scale_shift, elementwise_batch(scale_shift))
 
 # ----------------------------------------------------------------------------- abstract evaluation
 # In NumPy's terms: affine is matmul then add, scale_shift multiply then add, the softmax

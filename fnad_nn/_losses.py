@@ -4,8 +4,9 @@ backward is `softmax - target` (and which still differentiate again)."""
 import numpy as np
 
 import fnad.numpy as fnp
-from fnad.extend import (ShapedArray, array_module, as_primitive, defabstract_eval,
-                         defjvp, defvjp, primitive)
+from fnad.extend import (ShapedArray, array_module, as_primitive, batch_fallback, batch_size,
+                         defabstract_eval, defbatch, defjvp, defvjp, lead_batch, primitive,
+                         to_front)
 
 from ._activations import _softplus, log_softmax, softmax
 from ._util import as_array, dtype_of, shape_of
@@ -72,6 +73,17 @@ defjvp(_sparse_xent, lambda t, ans, z, y, s=0.0: fnp.sum(t * _sparse_xent_dz(ans
                                                          axis=-1))
 
 
+def _batch_sparse_xent(args, dims, **kw):
+    n = batch_size(args, dims)
+    if any(d is not None for d in dims[2:]):
+        return batch_fallback(_sparse_xent.primitive, args, dims, kw, n)
+    z, y = to_front(args[0], dims[0], n), to_front(args[1], dims[1], n)
+    return _sparse_xent(z, y, *args[2:], **kw), 0
+
+
+defbatch(_sparse_xent, _batch_sparse_xent)
+
+
 def _xent_impl(logits, targets):
     return np.sum(targets, axis=-1) * _lse(logits) - np.sum(targets * logits, axis=-1)
 
@@ -85,6 +97,7 @@ defvjp(_xent, lambda g, ans, z, t: fnp.expand_dims(g, -1) * _xent_dz(z, t),
        lambda g, ans, z, t: -fnp.expand_dims(g, -1) * log_softmax(z))
 defjvp(_xent, lambda tz, ans, z, t: fnp.sum(tz * _xent_dz(z, t), axis=-1),
        lambda tt, ans, z, t: -fnp.sum(tt * log_softmax(z), axis=-1))
+defbatch(_xent, lead_batch(_xent, 2))
 
 
 # ----------------------------------------------------------------------------- public

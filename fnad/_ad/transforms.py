@@ -7,6 +7,7 @@ import numpy as np
 
 from .._core.abstract import same_rule
 from .._core.backend import array_module, is_array
+from .._core.rules import defbatch
 from .._core.tracer import Tracer, getval, primitive, require_callable
 from .._core.tree import leaf_path, tree_flatten, tree_unflatten
 from .forward import trace_forward, unbox_forward
@@ -364,6 +365,7 @@ def jvp(fun, primals, tangents):
 
 stop_gradient_p = primitive(lambda x: x, "stop_gradient", nondiff=True)
 stop_gradient_p.primitive.abstract_eval = same_rule
+defbatch(stop_gradient_p, lambda args, dims: (stop_gradient_p(*args), dims[0]))  # axis kept
 
 
 def stop_gradient(x):

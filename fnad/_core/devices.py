@@ -13,7 +13,7 @@ from .backend import cupy_or_none, gpu_unavailable_reason, is_cupy_array
 from .tracer import Tracer, getval, primitive
 from .tree import tree_map
 from .abstract import ShapedArray
-from .rules import defabstract_eval, defjvp_linear, defvjp
+from .rules import defabstract_eval, defbatch, defjvp_linear, defvjp
 
 __all__ = ["Device", "devices", "device_of", "device_put", "to_numpy", "parse_device"]
 
@@ -140,6 +140,7 @@ _put = primitive(_put_impl, "device_put")
 # The derivative of a move is the move back to where the input was.
 defvjp(_put, lambda g, ans, x, device: _put(g, str(device_of(x))))
 defjvp_linear(_put)
+defbatch(_put, lambda args, dims, **kw: (_put(*args, **kw), dims[0]))  # the batch axis moves too
 
 
 def _put_aval(x, device):

@@ -16,8 +16,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.backend import cupy_or_none, is_cupy_array, mixed_device_error
-from ..numpy._batch_rules import matmul_batch
-from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
+from ..numpy._products import matmul_batch
+from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp, defvjp
 from .._core.tracer import primitive
 from . import _matmul_cuda as cuda
 
@@ -146,7 +146,7 @@ Example:
   ga = fnad.grad(lambda a: fnp.sum(fnad.kernels.matmul(a, b) ** 2))(a)
 """
 defabstract_eval(matmul, as_primitive(np.matmul).abstract_eval)  # same shapes and dtypes
-as_primitive(matmul).batch = matmul_batch(as_primitive(matmul))  # and batches as np.matmul
+defbatch(matmul, matmul_batch(matmul))  # and batches as np.matmul
 
 
 def _t(x):

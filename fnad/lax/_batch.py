@@ -17,6 +17,7 @@ so the loop still runs one compiled program per step.
 from .._core.backend import array_module
 from .._batching.families import batch_size, to_front
 from .._batching.vmap import move_axis, vmap
+from .._core.rules import defbatch
 from ._graphs import cached, derived, in_avals
 from ._prims import cond_p, scan_p, while_p
 
@@ -129,6 +130,6 @@ def _while_batch(args, dims, *, cond_graph, body_graph, cond_nconsts, body_ncons
     return res, (0,) * len(res)
 
 
-scan_p.batch = _scan_batch
-cond_p.batch = _cond_batch
-while_p.batch = _while_batch
+defbatch(scan_p, _scan_batch)
+defbatch(cond_p, _cond_batch)
+defbatch(while_p, _while_batch)

@@ -292,4 +292,3 @@ from ._index_tricks import c_ as c_, r_ as r_  # noqa: E402
 from ._gradient import gradient as gradient  # noqa: E402
 from . import linalg as linalg  # noqa: E402
 from . import fft as fft  # noqa: E402
-from . import _batch_rules as _batch_rules  # noqa: E402,F401 (registers vmap rules)

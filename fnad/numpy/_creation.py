@@ -11,7 +11,8 @@ from .. import numpy as fnp
 from .._core.abstract import ShapedArray, same_rule, xp_of
 from .._core.backend import array_module, backend_of, is_cupy_array, is_device_array
 from .._core.tracer import Tracer
-from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp
+from .._batching.families import fallback, keep_batch, like_batch, only_first, to_front, tri_batch
+from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp_linear, defvjp
 from ._util import dtype_of, unbroadcast, wrap, wrap_nondiff
 
 zeros = np.zeros
@@ -29,10 +30,15 @@ _full_like_p = wrap_nondiff(np.full_like, "full_like")  # fill value fixed; `a` 
 tril = wrap(np.tril)
 triu = wrap(np.triu)
 
+for _f in (zeros_like, ones_like, empty_like, _full_like_p):
+    defbatch(_f, like_batch(_f))
+del _f
 defvjp(tril, lambda g, ans, m, k=0: tril(g, k))
 defjvp_linear(tril)
+defbatch(tril, tri_batch(tril))
 defvjp(triu, lambda g, ans, m, k=0: triu(g, k))
 defjvp_linear(triu)
+defbatch(triu, tri_batch(triu))
 
 
 # ----------------------------------------------------------------------------- traced values
@@ -77,8 +83,19 @@ def _vjp_full(g, ans, fill, shape, dtype=None, order="C"):
     return fnp.astype(unbroadcast(g, fnp.shape(fill)), dtype_of(fill))
 
 
+def _batch_full(args, dims, **kw):
+    (fill, shp, *rest), d = args, dims[0]
+    if not only_first(dims):
+        return fallback(_full_p, args, dims, kw)
+    fill = to_front(fill, d)  # size-1 axes after the batch axis up to len(shp) example axes
+    s = fnp.shape(fill)
+    fill = fnp.reshape(fill, s[:1] + (1,) * (len(shp) - len(s) + 1) + s[1:])
+    return as_primitive(_full_p).bind(fill, (s[0],) + tuple(shp), *rest, **kw), 0
+
+
 defvjp(_full_p, _vjp_full)
 defjvp_linear(_full_p)
+defbatch(_full_p, _batch_full)
 
 
 def _copy_impl(a):
@@ -88,6 +105,7 @@ def _copy_impl(a):
 _copy_p = wrap(_copy_impl, "copy")
 defvjp(_copy_p, lambda g, ans, a: g)
 defjvp_linear(_copy_p)
+defbatch(_copy_p, keep_batch(_copy_p))
 
 
 def copy(a, order="K", subok=False):

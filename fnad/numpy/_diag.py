@@ -9,7 +9,8 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.abstract import standin_rule
 from .._core.backend import array_module
-from .._core.rules import defabstract_eval, defjvp_linear, defvjp
+from .._batching.families import logical_ndim, to_front
+from .._core.rules import defabstract_eval, defbatch, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, shape, wrap
 
 
@@ -30,12 +31,30 @@ def _diag_embed(g, out_shape, offset, axis1, axis2):
 _diagonal_p = wrap(_diagonal, "diagonal")
 _diag_embed_p = wrap(_diag_embed, "diag_embed")
 
+
+
+def _batch_diagonal(args, dims, **kw):
+    a, offset, a1, a2 = args
+    nd = logical_ndim(a, dims[0])
+    return _diagonal_p(to_front(a, dims[0]), offset, a1 % nd + 1, a2 % nd + 1), 0
+
+
+def _batch_diag_embed(args, dims, **kw):
+    g, out_shape, offset, a1, a2 = args
+    g = to_front(g, dims[0])
+    nd = len(out_shape)
+    return _diag_embed_p(g, (shape(g)[0],) + tuple(out_shape), offset, a1 % nd + 1,
+                         a2 % nd + 1), 0
+
+
 defvjp(_diagonal_p, lambda g, ans, a, offset, axis1, axis2:
        _diag_embed_p(g, shape(a), offset, axis1, axis2))
 defjvp_linear(_diagonal_p)
+defbatch(_diagonal_p, _batch_diagonal)
 defvjp(_diag_embed_p, lambda g, ans, x, out_shape, offset, axis1, axis2:
        _diagonal_p(g, offset, axis1, axis2))
 defjvp_linear(_diag_embed_p)
+defbatch(_diag_embed_p, _batch_diag_embed)
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):

@@ -14,7 +14,8 @@ from .. import numpy as fnp
 from .._core.backend import array_module
 from .._core.tracer import getval
 from .._core.abstract import ShapedArray
-from .._core.rules import defabstract_eval, defjvp_linear, defvjp
+from .._batching.families import to_front
+from .._core.rules import defabstract_eval, defbatch, defjvp_linear, defvjp
 from ._util import dtype_of, shape, wrap
 
 _MAX_OPERANDS = 32
@@ -139,9 +140,20 @@ def _vjp_rule(k):
     return vjp
 
 
+def _batch_einsum(args, dims, subscripts, optimize=False):
+    """A fresh letter for the batch axis, first in each batched operand and in the output."""
+    ins, out = subscripts.split("->")
+    letter = next(c for c in string.ascii_letters if c not in subscripts)
+    ops = [(op, sub) if d is None else (to_front(op, d), letter + sub)
+           for op, d, sub in zip(args, dims, ins.split(","))]
+    spec = ",".join(s for _, s in ops) + "->" + letter + out
+    return _einsum_p(*[o for o, _ in ops], subscripts=spec, optimize=optimize), 0
+
+
 for _k in range(_MAX_OPERANDS):
     defvjp(_einsum_p, _vjp_rule(_k), argnums=(_k,))
 defjvp_linear(_einsum_p, argnums=tuple(range(_MAX_OPERANDS)))
+defbatch(_einsum_p, _batch_einsum)
 del _k
 
 # ----------------------------------------------------------------------------- abstract evaluation

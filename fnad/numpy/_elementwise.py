@@ -12,7 +12,8 @@ from .. import numpy as fnp
 from .._core.abstract import ShapedArray, elementwise_rule, xp_of
 from .._core.backend import array_module
 from .._core.tracer import Tracer, getval
-from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
+from .._batching.families import elementwise_batch
+from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp, defvjp
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 
 # ----------------------------------------------------------------------------- primitives
@@ -436,14 +437,17 @@ acosh, asinh, atanh, pow = arccosh, arcsinh, arctanh, power
 bitwise_not = invert  # noqa: F821 (defined in the non-differentiable loop above)
 bitwise_invert = invert  # noqa: F821
 
-# ----------------------------------------------------------------------------- abstract evaluation
-# Ufuncs get theirs in `wrap` (broadcast shapes, NumPy's type resolution); the elementwise
-# functions that are not ufuncs take the dtype from a 0-d stand-in.
+# ---------------------------------------------------------------- abstract evaluation, batching
+# Ufuncs get both in `wrap` (broadcast shapes, NumPy's type resolution); the elementwise
+# functions that are not ufuncs take the dtype from a 0-d stand-in and batch as ufuncs do.
+# allclose and array_equal reduce whole arrays to one bool: vmap runs them per example.
 
 for _f in (sinc, real, imag, angle, round, fix, isclose, iscomplex, isreal,  # noqa: F821
            isneginf, isposinf, _where_p, _clip_p):  # noqa: F821
     defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
+    defbatch(_f, elementwise_batch(_f))
 for _f in (allclose, array_equal):  # noqa: F821
     defabstract_eval(_f, lambda *args, **kw: ShapedArray((), bool, xp=xp_of(args)))
 del _f
 defabstract_eval(_sinc_deriv, elementwise_rule(_sinc_deriv_impl))
+defbatch(_sinc_deriv, elementwise_batch(_sinc_deriv))

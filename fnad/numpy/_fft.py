@@ -23,7 +23,8 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray
 from .._core.backend import array_module, cupy_or_none
-from .._core.rules import defabstract_eval, defjvp_linear, defvjp
+from .._batching.families import to_front
+from .._core.rules import defabstract_eval, defbatch, defjvp_linear, defvjp
 from ._util import dtype_of, ndim, shape, wrap
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -82,13 +83,29 @@ def _vjp_irfft(g, ans, x, axis, n, norm):
     return fnp.conj(_rfft_p(g, axis=axis, norm=_SWAP[norm])) * w
 
 
+def _batch_fft(fft, name):
+    """The rule of a transform over given axes (`axes` or `axis`): the batch axis goes first
+    and the non-negative axes shift by one (negative ones still count from the end)."""
+    def rule(args, dims, **kw):
+        (x,), (d,) = args, dims
+        if name == "axes":
+            kw["axes"] = tuple(a + 1 if a >= 0 else a for a in kw["axes"])
+        elif kw[name] >= 0:
+            kw[name] = kw[name] + 1
+        return fft(to_front(x, d), **kw), 0
+    return rule
+
+
 defvjp(_fft_p, lambda g, ans, x, axes, norm, inverse: _fft_p(g, axes=axes, norm=norm,
                                                              inverse=inverse))
 defjvp_linear(_fft_p)
+defbatch(_fft_p, _batch_fft(_fft_p, "axes"))
 defvjp(_rfft_p, _vjp_rfft)
 defjvp_linear(_rfft_p)
+defbatch(_rfft_p, _batch_fft(_rfft_p, "axis"))
 defvjp(_irfft_p, _vjp_irfft)
 defjvp_linear(_irfft_p)
+defbatch(_irfft_p, _batch_fft(_irfft_p, "axis"))
 
 # ----------------------------------------------------------------------------- abstract evaluation
 

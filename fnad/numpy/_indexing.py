@@ -6,10 +6,12 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.abstract import (ShapedArray, data_dependent_rule, eval_on_standins, is_aval,
                               reduction_rule, xp_of)
-from .._core.rules import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
+from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp, defjvp_linear, defvjp
 from .._core.backend import array_module
+from .._batching.families import axis_batch
 from .._batching.vmap import index_dispatch, unbatched_value
 from .._core.tracer import Tracer, getval
+from ._indexing_batch import gather_transpose_batch, getitem_batch, update_batch
 from ._scatter import is_basic as is_basic, is_unique as _is_unique, scatter_add
 from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
 
@@ -104,8 +106,10 @@ def _zeros_for(x, g):
 
 defvjp(getitem, lambda g, ans, x, idx: gather_transpose(g, idx, shape(x)))
 defjvp_linear(getitem)
+defbatch(getitem, getitem_batch(getitem))
 defvjp(gather_transpose, lambda g, ans, v, idx, x_shape: getitem(g, idx))
 defjvp_linear(gather_transpose)
+defbatch(gather_transpose, gather_transpose_batch(gather_transpose))
 defvjp(index_add, lambda g, ans, x, idx, v: g,
        None,
        lambda g, ans, x, idx, v: unbroadcast(getitem(g, idx), shape(v)))
@@ -118,6 +122,8 @@ defvjp(index_set, lambda g, ans, x, idx, v: index_set(g, idx, fnp.zeros_like(g, 
 defjvp(index_set, lambda t, ans, x, idx, v: index_set(t, idx, fnp.zeros_like(t, shape=())),
        None,
        lambda t, ans, x, idx, v: index_set(_zeros_for(x, t), idx, t))
+for _f in (index_add, index_set, index_mul):  # index_mul's derivatives are below
+    defbatch(_f, update_batch(_f, getitem))
 
 
 def _other_factors(x, idx, v):
@@ -264,6 +270,9 @@ argwhere = wrap_nondiff(np.argwhere, "argwhere")
 flatnonzero = wrap_nondiff(np.flatnonzero, "flatnonzero")
 searchsorted = wrap_nondiff(np.searchsorted, "searchsorted")
 argpartition = wrap_nondiff(np.argpartition, "argpartition")
+for _f in (argsort, argmax, argmin, argpartition):  # axis=None: the flattened array
+    defbatch(_f, axis_batch(_f, none="flat"))
+# nonzero, argwhere, flatnonzero and searchsorted have no rule: vmap runs them per example.
 
 
 def sort(a, axis=-1, kind=None, order=None, stable=None):

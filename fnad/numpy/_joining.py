@@ -8,7 +8,8 @@ each part separately would give each its own full-size zero cotangent in the bac
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.rules import defabstract_eval, defjvp, defvjp
+from .._batching.families import to_front
+from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
 from ._util import ndim, shape, wrap
 
 
@@ -139,6 +140,15 @@ def _unstack_impl(x, axis):
 _unstack_p = wrap(_unstack_impl, "unstack", multiple_results=True)
 defvjp(_unstack_p, lambda g, ans, x, axis: fnp.stack(list(g), axis=axis))
 defjvp(_unstack_p, lambda t, ans, x, axis: _unstack_p(t, axis))
+
+
+def _batch_unstack(args, dims, **kw):
+    x, axis = to_front(args[0], dims[0]), args[1] if len(args) > 1 else kw["axis"]
+    out = _unstack_p(x, int(axis) % (len(shape(x)) - 1) + 1)
+    return out, (0,) * len(out)
+
+
+defbatch(_unstack_p, _batch_unstack)
 
 
 def unstack(x, /, *, axis=0):

@@ -17,7 +17,8 @@ from .. import numpy as fnp
 from .._core.backend import array_module, asarray_like, is_cupy_array
 from .._core.tracer import Tracer, getval
 from .._core.abstract import ShapedArray
-from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
+from .._batching.families import logical_ndim, stack_batch, to_front
+from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp, defvjp
 from ._util import (as_input, const_of, dtype_of, linalg_rule, ndim, shape, unbroadcast,
                     values_hidden, wrap)
 
@@ -163,6 +164,7 @@ _pinv_p = wrap(_pinv_impl, "pinv")
 
 defvjp(_inv_p, lambda g, ans, a: -fnp.matmul(mT(ans), fnp.matmul(g, mT(ans))))
 defjvp(_inv_p, lambda t, ans, a: -fnp.matmul(ans, fnp.matmul(t, ans)))
+defbatch(_inv_p, stack_batch(_inv_p, core=(2,) * 4))
 
 _MINORS_MAX_N = 8  # singular matrices up to this size take exact cofactors, larger ones SVD
 
@@ -220,6 +222,7 @@ def _cofactors(ans, a):
 
 defvjp(_det_p, lambda g, ans, a: fnp.expand_dims(g, (-1, -2)) * _cofactors(ans, a))
 defjvp(_det_p, lambda t, ans, a: fnp.sum(_cofactors(ans, a) * t, axis=(-1, -2)))
+defbatch(_det_p, stack_batch(_det_p, core=(2,) * 4))
 
 
 def _inv_for_logdet(ans, a):
@@ -250,6 +253,7 @@ def _jvp_slogdet(t, ans, a):
 
 defvjp(_slogdet_p, _vjp_slogdet)
 defjvp(_slogdet_p, _jvp_slogdet)
+defbatch(_slogdet_p, stack_batch(_slogdet_p, core=(2,) * 4))
 
 # ----------------------------------------------------------------------------- solve
 # NumPy 2: b is a vector only when b.ndim == 1; otherwise a stack of (M, K) matrices.
@@ -279,8 +283,18 @@ def _jvp_solve_b(t, ans, a, b):
     return r if shape(r) == shape(ans) else fnp.broadcast_to(r, shape(ans))
 
 
+def _batch_solve(args, dims, **kw):
+    (a, b), (da, db) = args, dims
+    if db is not None and logical_ndim(b, db) == 1:  # a batch of vectors: solve as columns
+        out, _ = _stack_solve([a, fnp.expand_dims(to_front(b, db), -1)], [da, 0])
+        return fnp.squeeze(out, -1), 0
+    return _stack_solve(args, dims, **kw)
+
+
+_stack_solve = stack_batch(_solve_p)
 defvjp(_solve_p, _vjp_solve_a, _vjp_solve_b)
 defjvp(_solve_p, _jvp_solve_a, _jvp_solve_b)
+defbatch(_solve_p, _batch_solve)
 
 # ----------------------------------------------------------------------------- cholesky
 # A = L L^H. With phi(X) = tril(X) with its diagonal halved:
@@ -304,6 +318,7 @@ def _jvp_cholesky(t, ans, a):
 
 defvjp(_cholesky_p, _vjp_cholesky)
 defjvp(_cholesky_p, _jvp_cholesky)
+defbatch(_cholesky_p, stack_batch(_cholesky_p, core=(2,) * 4))
 
 # ----------------------------------------------------------------------------- pinv
 # Golub & Pereyra: for A of locally constant rank, with P = pinv(A),
@@ -332,6 +347,7 @@ def _jvp_pinv(t, ans, a, *args, **kw):
 
 defvjp(_pinv_p, _vjp_pinv)
 defjvp(_pinv_p, _jvp_pinv)
+defbatch(_pinv_p, stack_batch(_pinv_p, core=(2,) * 4))
 
 # ----------------------------------------------------------------------------- public functions
 

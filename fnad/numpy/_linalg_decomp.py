@@ -17,7 +17,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
+from .._batching.families import stack_batch
+from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp, defvjp
 from ._linalg import any_traced, check_matrix, check_square, diag_embed, diag_part, eye_like
 from ._linalg import cj, from_triangle, herm, is_zero, mH, mT, solve, sym
 from ._util import dtype_of, linalg_rule, shape, wrap
@@ -97,6 +98,7 @@ def _jvp_eigh(t, ans, a, UPLO="L"):
 
 defvjp(_eigh_p, _vjp_eigh)
 defjvp(_eigh_p, _jvp_eigh)
+defbatch(_eigh_p, stack_batch(_eigh_p, core=(2,) * 4))
 
 
 def _vjp_eigvalsh(g, ans, a, UPLO="L"):
@@ -111,6 +113,7 @@ def _jvp_eigvalsh(t, ans, a, UPLO="L"):
 
 defvjp(_eigvalsh_p, _vjp_eigvalsh)
 defjvp(_eigvalsh_p, _jvp_eigvalsh)
+defbatch(_eigvalsh_p, stack_batch(_eigvalsh_p, core=(2,) * 4))
 
 # ----------------------------------------------------------------------------- svd
 # Reduced SVD A = U diag(s) V^H, A of shape (m, n), k = min(m, n), Vh = V^H,
@@ -173,6 +176,7 @@ def _jvp_svd(t, ans, a):
 
 defvjp(_svd_p, _vjp_svd)
 defjvp(_svd_p, _jvp_svd)
+defbatch(_svd_p, stack_batch(_svd_p, core=(2,) * 4))
 
 
 def _vjp_svdvals(g, ans, a):
@@ -187,6 +191,7 @@ def _jvp_svdvals(t, ans, a):
 
 defvjp(_svdvals_p, _vjp_svdvals)
 defjvp(_svdvals_p, _jvp_svdvals)
+defbatch(_svdvals_p, stack_batch(_svdvals_p, core=(2,) * 4))
 
 # ----------------------------------------------------------------------------- qr
 # Reduced QR A = Q R. For m >= n (R square, invertible):
@@ -246,6 +251,7 @@ def _jvp_qr(t, ans, a):
 
 defvjp(_qr_p, _vjp_qr)
 defjvp(_qr_p, _jvp_qr)
+defbatch(_qr_p, stack_batch(_qr_p, core=(2,) * 4))
 
 # ----------------------------------------------------------------------------- public functions
 

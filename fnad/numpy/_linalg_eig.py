@@ -21,7 +21,8 @@ from .. import numpy as fnp
 from .._core.backend import array_module
 from .._core.devices import to_numpy
 from .._core.tracer import getval
-from .._core.rules import defabstract_eval, defjvp, defvjp
+from .._batching.families import stack_batch
+from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
 from ._linalg import as_array, check_matrix, check_square, diag_embed, diag_part
 from ._linalg import mT, numpy_only, pinv, solve
 from ._linalg_decomp import _gap_inverse, svdvals
@@ -127,6 +128,7 @@ def _vjp_eig(g, ans, a):
 
 defvjp(_eig_p, _vjp_eig)
 defjvp(_eig_p, _jvp_eig)
+defbatch(_eig_p, stack_batch(_eig_p, core=(2,)))
 
 
 def _jvp_eigvals(t, ans, a):
@@ -143,6 +145,7 @@ def _vjp_eigvals(g, ans, a):
 
 defvjp(_eigvals_p, _vjp_eigvals)
 defjvp(_eigvals_p, _jvp_eigvals)
+defbatch(_eigvals_p, stack_batch(_eigvals_p, core=(2,)))
 
 defabstract_eval(_eig_p, linalg_rule(_eig_impl, lambda a: (a.shape[:-1], a.shape)))
 defabstract_eval(_eigvals_p, linalg_rule(_eigvals_impl, lambda a: a.shape[:-1]))
@@ -182,6 +185,7 @@ def eigvals(a):
 
 _rank_p = wrap_nondiff(lambda s, tol: np.count_nonzero(s > tol, axis=-1), "lstsq_rank")
 defabstract_eval(_rank_p, lambda s, tol: type(s)(s.shape[:-1], np.dtype(np.intp), xp=s.xp))
+defbatch(_rank_p, stack_batch(_rank_p, core=(1, 1)))
 
 
 def lstsq(a, b, rcond=None):

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import reduction_rule
-from .._core.rules import defabstract_eval, defjvp, defvjp
+from .._batching.families import axis_batch
+from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
 from ._linalg import any_traced, as_array, check_matrix, inv, numpy_only
 from ._linalg_decomp import svdvals
 from ._util import expand_reduced as _expand
@@ -200,3 +201,4 @@ def cond(x, p=None):
 # ----------------------------------------------------------------------------- abstract evaluation
 
 defabstract_eval(_pnorm_p, reduction_rule(_pnorm_impl))
+defbatch(_pnorm_p, axis_batch(_pnorm_p))

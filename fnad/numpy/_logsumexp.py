@@ -8,7 +8,8 @@ from .. import numpy as fnp
 from .._core.backend import asarray_like
 from .._core.tracer import Tracer
 from .._core.abstract import reduction_rule
-from .._core.rules import defabstract_eval, defjvp, defvjp
+from .._batching.families import axis_batch
+from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
 from ._util import const_of, expand_reduced, maybe_any, norm_axes, shape, wrap
 
 __all__ = ["logsumexp"]
@@ -105,3 +106,4 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 # ----------------------------------------------------------------------------- abstract evaluation
 
 defabstract_eval(_lse_p, reduction_rule(_lse_impl))
+defbatch(_lse_p, axis_batch(_lse_p))

@@ -5,7 +5,8 @@ condition)."""
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.rules import defabstract_eval, defjvp, defvjp
+from .._batching.families import elementwise_batch
+from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
 from ._creation import _holds_value, asarray, asarrays
 from ._util import dtype_of, wrap
 
@@ -30,6 +31,7 @@ def _keep_finite(g, x):
 defvjp(_nan_to_num_p, lambda g, ans, x, *args, **kw: _keep_finite(g, x))
 defjvp(_nan_to_num_p, lambda t, ans, x, *args, **kw: _keep_finite(t, x))
 defabstract_eval(_nan_to_num_p, lambda x, *args, **kw: x.update(weak_type=False))
+defbatch(_nan_to_num_p, elementwise_batch(_nan_to_num_p))
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):

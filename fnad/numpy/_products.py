@@ -4,7 +4,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, xp_of
-from .._core.rules import defabstract_eval, defjvp_linear, defvjp
+from .._batching.families import logical_ndim, to_front
+from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp_linear, defvjp
 from ._util import ndim, shape, unbroadcast, wrap
 
 matmul = wrap(np.matmul)
@@ -35,8 +36,47 @@ def _vjp_matmul_b(g, ans, a, b):
     return unbroadcast(fnp.matmul(_swap(a), g), shape(b))
 
 
+def _lift_to(x, r):
+    s = shape(x)
+    return fnp.reshape(x, s[:1] + (1,) * (r + 1 - len(s)) + s[1:])
+
+
+def matmul_batch(matmul):
+    """The batching rule of `matmul` (np.matmul, fnad.kernels.matmul): the batch axes go first
+    and the leading axes line up; a 1-d operand becomes a matrix and is squeezed back."""
+    prim = as_primitive(matmul)
+
+    def rule(args, dims, **kw):
+        (a, b), (da, db) = args, dims
+        ra, rb = logical_ndim(a, da), logical_ndim(b, db)
+        sq_a = da is not None and ra == 1 and not (db is None and rb == 1)
+        sq_b = db is not None and rb == 1
+        if da is not None:
+            a = to_front(a, da)
+            a = fnp.expand_dims(a, 1) if sq_a else a
+            ra = max(ra, 2) if sq_a else ra
+        if db is not None:
+            b = to_front(b, db)
+            b = fnp.expand_dims(b, -1) if sq_b else b
+            rb = 2 if sq_b else rb
+        r = max(ra, rb)
+        a = _lift_to(a, r) if da is not None else a
+        b = _lift_to(b, r) if db is not None else b
+        if shape(a)[-1] == 1 and len(shape(a)) > 1 and len(shape(b)) > 1 and not kw:
+            out = fnp.multiply(a, b)  # outer products (per-example weight grads): NumPy's
+        else:                         # stacked matmul with k = 1 is far slower than this
+            out = prim.bind(a, b, **kw)
+        if sq_b:
+            out = fnp.squeeze(out, -1)
+        if sq_a:
+            out = fnp.squeeze(out, -1 if sq_b else -2)
+        return out, 0
+    return rule
+
+
 defvjp(matmul, _vjp_matmul_a, _vjp_matmul_b)
 defjvp_linear(matmul, argnums=(0, 1))
+defbatch(matmul, matmul_batch(matmul))
 
 
 def dot(a, b, out=None):

@@ -11,7 +11,8 @@ from .._core.abstract import AbstractEvalError
 from .._core.backend import array_module
 from .._core.devices import to_numpy
 from .._core.tracer import getval
-from .._core.rules import defabstract_eval, defjvp, defvjp
+from .._batching.families import fallback, only_first, to_front
+from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
 from ._pad_modes import VALUE_MODES, pad_values
 from ._util import dtype_of, is_staged, ndim, norm_axes, shape, wrap
 
@@ -136,8 +137,16 @@ def _unpad_index(pad_width, s):
     return tuple(slice(lo, lo + n) for (lo, _), n in zip(pad_width, s))
 
 
+def _batch_pad(args, dims, **kw):
+    x, pw, cv = args
+    if not only_first(dims):
+        return fallback(_pad_constant_p, args, dims, kw)
+    return _pad_constant_p(to_front(x, dims[0]), ((0, 0),) + tuple(pw), cv), 0
+
+
 defvjp(_pad_constant_p, lambda g, ans, x, pw, cv: fnp.getitem(g, _unpad_index(pw, shape(x))))
 defjvp(_pad_constant_p, lambda t, ans, x, pw, cv: _pad_constant_p(t, pw, 0))
+defbatch(_pad_constant_p, _batch_pad)
 
 
 def _pad_widths(pad_width, nd):

@@ -16,7 +16,8 @@ from .. import numpy as fnp
 from .._core.backend import array_module
 from .._core.tracer import Tracer, getval
 from .._core.abstract import dtype_rule, reduction_rule
-from .._core.rules import as_primitive, defabstract_eval, defjvp, defjvp_linear, defvjp
+from .._batching.families import axis_batch
+from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp, defjvp_linear, defvjp
 from ._util import accepts_sequences, as_input, dtype_of, ndim, norm_axes, shape, wrap
 from ._util import values_hidden, wrap_nondiff
 
@@ -336,10 +337,12 @@ def _jvp_cumprod(t, ans, a, axis):
 defvjp(_cumprod_p, _vjp_cumprod)
 defjvp(_cumprod_p, _jvp_cumprod)
 
-# ----------------------------------------------------------------------------- abstract evaluation
+# ---------------------------------------------------------------- abstract evaluation, batching
 
 for _f in (sum, mean, amax, amin, max, min, any, all, count_nonzero, _prod_p):
     defabstract_eval(_f, reduction_rule(as_primitive(_f).impl))
+    defbatch(_f, axis_batch(_f))  # the batch axis first, `axis` shifted by one
 for _f in (_cumsum_p, _cumprod_p):
     defabstract_eval(_f, dtype_rule(as_primitive(_f).impl))
+    defbatch(_f, axis_batch(_f))
 del _f

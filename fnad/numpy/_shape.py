@@ -4,7 +4,10 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, standin_rule, xp_of
-from .._core.rules import as_primitive, defabstract_eval, defjvp_linear, defvjp, defvjp_all
+from .._batching.families import (all_to_front, fallback, keep_batch, logical_ndim, only_first,
+                                  to_front)
+from .._core.rules import (as_primitive, defabstract_eval, defbatch, defjvp_linear, defvjp,
+                           defvjp_all)
 from ._util import dtype_of, ndim, shape, unbroadcast, wrap, wrap_nondiff
 
 
@@ -100,16 +103,56 @@ def stack(arrays, axis=0, out=None, dtype=None):
 
 
 # ----------------------------------------------------------------------------- rules
+# The batching rules put the batch axis first and rewrite the static arguments to match.
+
+def _batch_reshape(args, dims, **kw):
+    a, newshape = args[0], args[1]
+    order = args[2] if len(args) > 2 else kw.get("order", "C")
+    if not only_first(dims) or order != "C":
+        return fallback(_reshape_p, args, dims, kw)
+    a = to_front(a, dims[0])
+    return fnp.reshape(a, (shape(a)[0],) + tuple(newshape)), 0
+
+
+def _batch_transpose(args, dims, **kw):
+    a, d = args[0], dims[0]
+    axes = args[1] if len(args) > 1 else kw.get("axes")
+    nd = logical_ndim(a, d)
+    axes = tuple(range(nd))[::-1] if axes is None else tuple(int(x) % nd for x in axes)
+    phys = [i for i in range(nd + 1) if i != d]  # logical axis -> physical axis
+    return fnp.transpose(a, (d,) + tuple(phys[x] for x in axes)), 0
+
+
+def _batch_broadcast_to(args, dims, **kw):
+    a, target = to_front(args[0], dims[0]), tuple(args[1])
+    s = shape(a)
+    a = fnp.reshape(a, s[:1] + (1,) * (len(target) - len(s) + 1) + s[1:])
+    return fnp.broadcast_to(a, s[:1] + target), 0
+
+
+def _batch_concatenate(args, dims, axis=0):
+    arrays = all_to_front(args, dims)
+    if axis is None:
+        arrays = [fnp.reshape(a, (shape(a)[0], -1)) for a in arrays]
+        return fnp.concatenate(arrays, axis=1), 0
+    nd = logical_ndim(args[0], dims[0])
+    return _concatenate_p(*arrays, axis=int(axis) % nd + 1), 0
+
 
 defvjp(_reshape_p, lambda g, ans, a, newshape, order="C": fnp.reshape(g, shape(a), order))
 defjvp_linear(_reshape_p)
+defbatch(_reshape_p, _batch_reshape)
 defvjp(_transpose_p, lambda g, ans, a, axes=None: fnp.transpose(
     g, None if axes is None else tuple(np.argsort(axes))))
 defjvp_linear(_transpose_p)
+defbatch(_transpose_p, _batch_transpose)
 defvjp(broadcast_to, lambda g, ans, a, shape_, **k: unbroadcast(g, shape(a)))
 defjvp_linear(broadcast_to)
+defbatch(broadcast_to, _batch_broadcast_to)
 defvjp(_astype_p, lambda g, ans, x, dtype: fnp.astype(g, dtype_of(x)))
 defjvp_linear(_astype_p)
+for _f in (_astype_p, _astype_exact_p):
+    defbatch(_f, keep_batch(_f))
 
 
 def _vjp_concatenate(g, ans, *arrays, axis=0):
@@ -136,6 +179,7 @@ class _ConcatJVPs(dict):
 
 defvjp_all(_concatenate_p, _vjp_concatenate)
 _concatenate_p.primitive.jvps = _ConcatJVPs()  # any number of arguments
+defbatch(_concatenate_p, _batch_concatenate)
 
 
 def rollaxis(a, axis, start=0):

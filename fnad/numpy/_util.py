@@ -13,9 +13,11 @@ from .._core.shapes import ndim as ndim
 from .._core.shapes import norm_axes as norm_axes
 from .._core.shapes import shape as shape
 from .._core.shapes import unbroadcast as unbroadcast
+from .._batching.families import elementwise_batch
 from .._batching.vmap import unbatched_value
 from .._jit.staging import ConcretizationError
 from .._ad.transforms import stop_gradient
+from .._core.rules import defbatch
 from .._core.tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, register_callable
 
 __all__ = ["wrap", "wrap_nondiff", "accepts_sequences", "as_input", "unbroadcast", "shape",
@@ -28,13 +30,15 @@ def wrap(np_fun, name=None, **kw):
 
     A single-output ufunc is returned as itself: on plain arrays it then costs exactly what
     NumPy costs, and tracers reach its primitive through `Tracer.__array_ufunc__`. An
-    elementwise ufunc gets its abstract evaluation from NumPy's own type resolution.
+    elementwise ufunc gets its abstract evaluation from NumPy's own type resolution and the
+    elementwise batching rule.
     """
     if isinstance(np_fun, np.ufunc) and np_fun.nout == 1:
         if np_fun not in PRIMITIVE_OF:
             prim = Primitive(name or np_fun.__name__, np_fun, **kw)
             if np_fun.signature is None:
                 prim.abstract_eval = ufunc_rule(np_fun)
+                defbatch(prim, elementwise_batch(prim))
             register_callable(np_fun, prim)
         return np_fun
     fun = primitive(np_fun, name or np_fun.__name__, **kw)

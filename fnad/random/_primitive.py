@@ -15,6 +15,7 @@ import numpy as np
 
 from .._batching.families import loop_batch
 from .._core.abstract import as_avals, is_aval
+from .._core.rules import defbatch
 from .._core.tracer import Primitive, Tracer, bind_traced
 
 __all__ = ["random_primitive"]
@@ -33,7 +34,7 @@ def random_primitive(fun):
     sig = inspect.signature(fun)
     prim = Primitive(f"random_{fun.__name__.strip('_')}", fun, nondiff=True)
     prim.abstract_eval = lambda *args: as_avals(fun(*map(_zeros_like_aval, args)), np)
-    prim.batch = loop_batch(prim)
+    defbatch(prim, loop_batch(prim))
 
     @functools.wraps(fun)
     def draw(*args, **kwargs):

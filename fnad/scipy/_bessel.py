@@ -10,7 +10,8 @@ The order (n or v) carries no derivative: asking for one raises NotImplementedEr
 from .. import numpy as fnp
 from .._core.rules import defjvp, defvjp
 from .._core.abstract import elementwise_rule
-from .._core.rules import as_primitive, defabstract_eval
+from .._batching.families import elementwise_batch
+from .._core.rules import as_primitive, defabstract_eval, defbatch
 from ..numpy._util import shape, unbroadcast, wrap
 from . import _bessel_kernels as _b
 from ._special import _bcast, _def_unary, _kernel
@@ -86,4 +87,5 @@ del _f, _doc, _order
 
 for _f in (j0, j1, y0, y1, jn, yn, iv, ive, i0, i1, i0e, i1e):
     defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
+    defbatch(_f, elementwise_batch(_f))
 del _f

@@ -15,7 +15,8 @@ from .._core.tracer import Tracer
 from .._core.rules import defjvp, defvjp
 from ..numpy._linalg import check_matrix, mT
 from ._linalg import solve_triangular
-from .._core.rules import defabstract_eval
+from .._batching.families import stack_batch
+from .._core.rules import defabstract_eval, defbatch
 from ..numpy._util import const_of, dtype_of, shape, wrap
 
 
@@ -74,6 +75,8 @@ def _pivots(a):
 # The pivoting as primitives without derivative, so that jit stages them like any other op.
 _pivots_p = wrap(_pivots, "lu_pivots", nondiff=True, multiple_results=True)
 _perm_p = wrap(swaps_to_perm, "lu_swaps_to_perm", nondiff=True)
+defbatch(_pivots_p, stack_batch(_pivots_p))
+defbatch(_perm_p, stack_batch(_perm_p, core=(1, 0)))
 
 
 def _square(a):
@@ -102,6 +105,7 @@ def _jvp_lu(t, ans, a):
 
 defvjp(_lu_p, _vjp_lu)
 defjvp(_lu_p, _jvp_lu)
+defbatch(_lu_p, stack_batch(_lu_p))
 
 
 def _permuted(a):

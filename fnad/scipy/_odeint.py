@@ -12,10 +12,10 @@ takes its own adaptive steps), so vmap of odeint, and of its gradient, works.
 import numpy as np
 
 from .. import numpy as fnp
-from .._batching.families import batch_size
-from .._batching.vmap import batch_by_loop
+from .._batching.families import loop_batch
 from .._core.abstract import AbstractEvalError
 from .._core.backend import array_module
+from .._core.rules import defbatch
 from .._core.tracer import Primitive, Tracer, getval
 from .._ad.custom import custom_vjp
 from .._ad.transforms import vjp
@@ -151,8 +151,7 @@ def _solve_impl(*leaves, func, tree, opts):
 # example is solved on its own, with its own adaptive steps; it has no derivative rules,
 # since the custom_vjp around it is what autodiff sees.
 _solve_p = Primitive("odeint_solve", _solve_impl, multiple_results=True)
-_solve_p.batch = lambda vals, dims, **kw: batch_by_loop(_solve_p, vals, dims, kw,
-                                                        batch_size(vals, dims))
+defbatch(_solve_p, loop_batch(_solve_p))
 
 
 def _solve_abstract(*avals, func, tree, opts):

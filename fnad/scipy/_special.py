@@ -10,7 +10,8 @@ from .. import numpy as fnp
 from .._core.backend import asarray_like, backend_of, is_device_array
 from .._core.tracer import Tracer
 from .._core.abstract import dtype_rule, elementwise_rule
-from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
+from .._batching.families import axis_batch, elementwise_batch
+from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp, defvjp
 from .._core.shapes import shape, unbroadcast
 from .._core.tracer import primitive
 from ..numpy import logsumexp as logsumexp
@@ -258,6 +259,9 @@ def log_softmax(x, axis=None):
 
 for _f in (erf, erfc, erfinv, gammaln, digamma, polygamma, expit, logit, xlogy, xlog1py, wofz):
     defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
+    defbatch(_f, elementwise_batch(_f))
 defabstract_eval(_softmax_p, dtype_rule(_softmax_impl))
 defabstract_eval(_log_softmax_p, dtype_rule(_log_softmax_impl))
+defbatch(_softmax_p, axis_batch(_softmax_p))
+defbatch(_log_softmax_p, axis_batch(_log_softmax_p))
 del _f

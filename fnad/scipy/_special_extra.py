@@ -16,7 +16,8 @@ from .._core.backend import array_module
 from .._core.tracer import getval
 from .._core.rules import defjvp, defvjp
 from .._core.abstract import elementwise_rule
-from .._core.rules import as_primitive, defabstract_eval
+from .._batching.families import elementwise_batch
+from .._core.rules import as_primitive, defabstract_eval, defbatch
 from ..numpy._util import const_of, maybe_any, shape, unbroadcast, values_hidden, wrap
 from . import _faddeeva, _special_kernels as _k
 from ._special import (_arr, _bcast, _def_unary, _kernel, digamma, erfc, gammaln,
@@ -277,4 +278,5 @@ gammasgn.__doc__ = (
 for _f in (gamma, gammasgn, rgamma, erfcx, erfcinv, gammainc, gammaincc, betainc, gammaincinv,
            _gammainc_da, betaincinv, log_ndtr):
     defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
+    defbatch(_f, elementwise_batch(_f))
 del _f

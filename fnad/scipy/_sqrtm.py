@@ -21,7 +21,8 @@ import numpy as np
 
 from .._core.abstract import same_rule
 from .._core.backend import array_module
-from .._core.rules import defabstract_eval, defjvp, defvjp
+from .._batching.families import stack_batch
+from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
 from .._core.tracer import getval
 from ..numpy._linalg import check_square
 from ..numpy._util import is_staged, wrap
@@ -126,6 +127,7 @@ _sqrtm_p = wrap(_sqrtm_impl, "sqrtm")
 defvjp(_sqrtm_p, lambda g, ans, a: solve_sylvester(mT(ans), mT(ans), g))
 defjvp(_sqrtm_p, lambda t, ans, a: solve_sylvester(ans, ans, t))
 defabstract_eval(_sqrtm_p, same_rule)
+defbatch(_sqrtm_p, stack_batch(_sqrtm_p))
 
 
 def sqrtm(a, disp=True, blocksize=64):

@@ -1,5 +1,6 @@
 """Batching rules of indexing (getitem), its transpose (gather_transpose) and the functional
-updates (index_add, index_set, index_mul).
+updates (index_add, index_set, index_mul), registered by `_indexing` under each primitive.
+Each rule is made for the primitive it is given, so none is looked up by name.
 
 An unbatched index applies to every example: the batch axis goes first and the index gets a
 leading `slice(None)`. A batched index (an integer array that differs per example) becomes
@@ -14,12 +15,13 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.abstract import abstract_eval
 from .._core.backend import array_module
+from .._core.rules import as_primitive
 from .._batching.families import batch_size, to_front
 from .._batching.vmap import move_axis, batch_fallback
-from .._core.tracer import PRIMITIVES, Tracer
+from .._core.tracer import Tracer
 from ._util import shape
 
-_P = {p.name: p for p in PRIMITIVES}
+__all__ = ["getitem_batch", "gather_transpose_batch", "update_batch"]
 
 
 def _is_array(i):
@@ -121,32 +123,46 @@ def _index_layout(x, dx, idx, didx, n):
     return _batched_index(x, dx, idx2, didx, n)
 
 
-def _getitem_rule(args, dims, **kw):
-    x, dx = args[0], dims[0]
-    idx, didx = _split(args, dims, 1)
-    n = batch_size(args, dims)
-    lay = _index_layout(x, dx, idx, didx, n)
-    if lay is None:
-        return batch_fallback(_P["getitem"], args, dims, kw, n)
-    x, idx, out_pos, _ = lay
-    return _P["getitem"].bind(x, idx), out_pos
+def getitem_batch(getitem):
+    """The rule of `getitem` (x[idx])."""
+    prim = as_primitive(getitem)
+
+    def rule(args, dims, **kw):
+        x, dx = args[0], dims[0]
+        idx, didx = _split(args, dims, 1)
+        n = batch_size(args, dims)
+        lay = _index_layout(x, dx, idx, didx, n)
+        if lay is None:
+            return batch_fallback(prim, args, dims, kw, n)
+        x, idx, out_pos, _ = lay
+        return prim.bind(x, idx), out_pos
+    return rule
 
 
-def _gather_transpose_rule(args, dims, **kw):
-    g, idx, x_shape = args[0], args[1], tuple(args[2])
-    dg = dims[0]
-    idx, didx = _split(args, dims, 1)
-    n = batch_size(args, dims)
-    z = np.broadcast_to(np.zeros((), np.int8), (n,) + x_shape)  # stands in for a batched x
-    lay = _index_layout(z, 0, idx, didx, n)
-    if lay is None:
-        return batch_fallback(_P["gather_transpose"], args, dims, kw, n)
-    zx, pidx, out_pos, x_pos = lay
-    g = move_axis(to_front(g, dg, n), 0, out_pos)
-    return _P["gather_transpose"].bind(g, pidx, shape(zx)), x_pos
+def gather_transpose_batch(gather_transpose):
+    """The rule of `gather_transpose` (zeros of x's shape with `g` added at `idx`)."""
+    prim = as_primitive(gather_transpose)
+
+    def rule(args, dims, **kw):
+        g, idx, x_shape = args[0], args[1], tuple(args[2])
+        dg = dims[0]
+        idx, didx = _split(args, dims, 1)
+        n = batch_size(args, dims)
+        z = np.broadcast_to(np.zeros((), np.int8), (n,) + x_shape)  # stands in for a batched x
+        lay = _index_layout(z, 0, idx, didx, n)
+        if lay is None:
+            return batch_fallback(prim, args, dims, kw, n)
+        zx, pidx, out_pos, x_pos = lay
+        g = move_axis(to_front(g, dg, n), 0, out_pos)
+        return prim.bind(g, pidx, shape(zx)), x_pos
+    return rule
 
 
-def _update_rule(prim):
+def update_batch(update, getitem):
+    """The rule of a functional update (`index_add`, `index_set`, `index_mul`); `getitem`
+    gives the shape the update's values broadcast to."""
+    prim, gather = as_primitive(update), as_primitive(getitem)
+
     def rule(args, dims, **kw):
         x, dx, v, dv = args[0], dims[0], args[2], dims[2]
         idx, didx = _split(args, dims, 1)
@@ -157,7 +173,7 @@ def _update_rule(prim):
         if lay is None:
             return batch_fallback(prim, args, dims, kw, n)
         px, pidx, out_pos, x_pos = lay
-        res = abstract_eval(_P["getitem"], px, pidx).shape
+        res = abstract_eval(gather, px, pidx).shape
         if dv is not None:
             v = to_front(v, dv)
             s = shape(v)
@@ -169,10 +185,3 @@ def _update_rule(prim):
             v = fnp.expand_dims(v, out_pos)
         return prim.bind(px, pidx, v), x_pos
     return rule
-
-
-_P["getitem"].batch = _getitem_rule
-_P["gather_transpose"].batch = _gather_transpose_rule
-for _n in ("index_add", "index_set", "index_mul"):
-    _P[_n].batch = _update_rule(_P[_n])
-del _n
