@@ -17,9 +17,9 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import fnad  # noqa: E402
-from fnad._jit import unroll as _graph_unroll  # noqa: E402
-import steps  # noqa: E402
+import fnad
+from fnad._jit import unroll as _graph_unroll
+import steps
 
 
 def main():

@@ -78,4 +78,4 @@ from ._conv import avg_pool2d as avg_pool2d
 from . import init as init
 from . import models as models
 from . import data as data
-from . import _batch_rules as _batch_rules  # noqa: E402,F401 (registers vmap rules)
+from . import _batch_rules as _batch_rules  # registers vmap rules

@@ -119,7 +119,7 @@ def _lookup_cupy():
 
 def _import_cupyx():
     import cupyx  # noqa: PLC0415 - optional dependency
-    import cupyx.scipy.special  # noqa: PLC0415, F401 - optional dependency
+    import cupyx.scipy.special  # noqa: PLC0415 - optional dependency
     return cupyx
 
 

@@ -198,7 +198,7 @@ class FusedKernel:
             return self
         try:
             self.run = build(self, numpy_run)
-        except Exception as e:  # noqa: BLE001 - any library failure: keep NumPy's program
+        except Exception as e:  # any library failure: keep NumPy's program
             self.fallback = f"{type(e).__name__}: {e}"
             self.run = numpy_run()
         return self

@@ -122,7 +122,7 @@ def _builder(treedef):
         body = expr(treedef)
     except (LookupError, RecursionError):
         return lambda o: tree_unflatten(treedef, o)
-    exec(f"def build(o):\n    return {body}\n", ns)  # noqa: S102 - our own source
+    exec(f"def build(o):\n    return {body}\n", ns)  # our own source
     return ns["build"]
 
 
@@ -186,7 +186,7 @@ class _Entry:
         return outs
 
 
-class jit:  # noqa: N801 - used like a function, as in JAX
+class jit:  # used like a function, as in JAX
     """Compile `fun`: trace it once per input signature, then replay the optimised program.
 
     Args:

@@ -330,7 +330,7 @@ def _build_numba(kernel):
     lines.append(f"    fn({R}, {C if two_d else n}, {', '.join(flat + outs)})")
     lines.append(f"    return ({', '.join(f'{o}.reshape(shape)' for o in outs)},)")
     ns = {"np": np, "fn": fn, "shape": shape}
-    exec(compile("\n".join(lines) + "\n", f"<{kernel.name}>", "exec"), ns)  # noqa: S102
+    exec(compile("\n".join(lines) + "\n", f"<{kernel.name}>", "exec"), ns)
     return ns["run"]
 
 

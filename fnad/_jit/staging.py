@@ -228,7 +228,7 @@ def _frozen_rule(rule, args, flat, in_tree, transform, fun_g):
             return rule.bwd(*fixed, res, tree_unflatten(out_def, list(leaves[len(res_avals):])))
         bwd_g = trace_to_graph(bwd_of_leaves, res_avals + out_avals,
                                tree_structure((tuple(res_avals + out_avals), {})), transform)
-    except Exception:  # noqa: BLE001 - not traceable: the rules run as Python code instead
+    except Exception:  # not traceable: the rules run as Python code instead
         return None
     if fun_g.captured or fwd_g.captured or bwd_g.captured:
         return None

@@ -223,7 +223,7 @@ def _register():
 
 
 _register()
-from . import _batch_rules_index as _batch_rules_index  # noqa: E402,F401
+from . import _batch_rules_index as _batch_rules_index  # noqa: E402
 from . import _fft, _linalg_eig  # noqa: E402 - their primitives get rules here
 
 

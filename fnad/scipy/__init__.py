@@ -5,4 +5,4 @@ from . import linalg as linalg
 from . import signal as signal
 from . import special as special
 from . import stats as stats
-from . import _batch_rules as _batch_rules  # noqa: E402,F401 (registers vmap rules)
+from . import _batch_rules as _batch_rules  # registers vmap rules

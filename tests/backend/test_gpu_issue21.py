@@ -40,6 +40,6 @@ def test_sqrtm_and_eigh_on_the_device(cp):
     assert is_cupy_array(r) and r.dtype == np.complex128
     np.testing.assert_allclose(cp.asnumpy(r), fla.sqrtm(S3), atol=1e-13)
     a = np.random.default_rng(0).standard_normal((4, 4))
-    f = lambda a: fnp.sum(fnp.linalg.eigvalsh(a, UPLO="U") ** 3)  # noqa: E731
+    f = lambda a: fnp.sum(fnp.linalg.eigvalsh(a, UPLO="U") ** 3)
     np.testing.assert_allclose(cp.asnumpy(fnad.grad(f)(cp.asarray(a))), fnad.grad(f)(a),
                                atol=1e-12)

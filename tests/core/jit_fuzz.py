@@ -102,8 +102,8 @@ class Program:
 
     def namespace(self):
         ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf}
-        exec(self.inputs_source(), ns)  # noqa: S102 - the fuzzer's own code
-        exec(self.source() + LOSS_SOURCE, ns)  # noqa: S102
+        exec(self.inputs_source(), ns)  # the fuzzer's own code
+        exec(self.source() + LOSS_SOURCE, ns)
         return ns
 
     def args(self, ns):
@@ -142,7 +142,7 @@ class Draw:
         name = f"c{len(self.consts)}"
         code = (f"np.random.default_rng({int(self.rng.integers(1 << 30))})."
                 f"standard_normal({tuple(shape)!r}).astype(np.{dtype})")
-        self.ns[name] = eval(code, {"np": np})  # noqa: S307 - the fuzzer's own code
+        self.ns[name] = eval(code, {"np": np})  # the fuzzer's own code
         self.consts.append((name, code))
         return name
 
@@ -158,8 +158,8 @@ class Draw:
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("error")
-                value = eval(expr, env)  # noqa: S307 - the fuzzer's own code
-        except Exception:  # noqa: BLE001 - an invalid draw (shapes, dtypes): draw again
+                value = eval(expr, env)  # the fuzzer's own code
+        except Exception:  # an invalid draw (shapes, dtypes): draw again
             return None
         if not hasattr(value, "shape") or not hasattr(value, "dtype"):
             return None
@@ -392,7 +392,7 @@ def generate(seed, n_statements=8, families=None):
 
 def _inputs_ns(prog):
     ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf}
-    exec(prog.inputs_source(), ns)  # noqa: S102 - the fuzzer's own code
+    exec(prog.inputs_source(), ns)  # the fuzzer's own code
     return ns
 
 
@@ -514,7 +514,7 @@ _BATCHED_SOURCE = ("(np.stack([x0 + 0.5 * k for k in range(3)]).astype(x0.dtype)
 
 
 def _batched(prog, ns):
-    return eval(_BATCHED_SOURCE, ns)  # noqa: S307 - the fuzzer's own code
+    return eval(_BATCHED_SOURCE, ns)  # the fuzzer's own code
 
 
 def _check_vmap_jit(prog, ns, passes, tol):
@@ -543,7 +543,7 @@ def _run_check(prog, check, backend, passes):
         ns = prog.namespace()
         try:
             return CHECKS[check](prog, ns, passes, tol)
-        except Exception as e:  # noqa: BLE001 - reported with the program
+        except Exception as e:  # reported with the program
             if _eager_raises(prog, ns, check):
                 return None
             return f"raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
@@ -557,7 +557,7 @@ def _eager_raises(prog, ns, check):
             fnad.grad(ns["loss"], argnums=(0, 1))(*prog.args(ns))
         else:
             ns["f"](*prog.args(ns))
-    except Exception:  # noqa: BLE001 - eager refuses it too
+    except Exception:  # eager refuses it too
         return True
     return False
 

@@ -75,7 +75,7 @@ def test_a_planted_aliasing_bug_is_caught_with_a_small_reproduction(monkeypatch)
     assert body.count(" = ") <= 4, text  # shrunk to the few statements that matter
     out = io.StringIO()
     with contextlib.redirect_stdout(out), np.errstate(all="ignore"):
-        exec(text.split("---\n", 1)[1], {})  # noqa: S102 - the reproduction runs as printed
+        exec(text.split("---\n", 1)[1], {})  # the reproduction runs as printed
     assert out.getvalue()
 
 

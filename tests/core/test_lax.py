@@ -59,8 +59,8 @@ def test_scan_check_grads_order_2():
 
 
 def test_scan_hessian_matches_python_loop():
-    f = lambda w: fnp.sum(rnn_scan(w, H0, XS[:3])[1] ** 2)  # noqa: E731
-    g = lambda w: fnp.sum(rnn_loop(w, H0, XS[:3])[1] ** 2)  # noqa: E731
+    f = lambda w: fnp.sum(rnn_scan(w, H0, XS[:3])[1] ** 2)
+    g = lambda w: fnp.sum(rnn_loop(w, H0, XS[:3])[1] ** 2)
     close(fnad.hessian(f)(W), fnad.hessian(g)(W), 1e-10)
     close(fnad.jacrev(fnad.grad(f))(W), fnad.hessian(g)(W), 1e-10)
 
@@ -200,7 +200,7 @@ def branchy_py(x, y):
 def test_cond_both_branches_values_and_gradients(sign):
     x, y = sign * np.abs(H0), RNG.normal(size=H0.shape)
     close(branchy(x, y), branchy_py(x, y))
-    loss = lambda f: lambda x, y: fnp.sum(f(x, y)[0] ** 2) + fnp.sum(fnp.tanh(f(x, y)[1]))  # noqa
+    loss = lambda f: lambda x, y: fnp.sum(f(x, y)[0] ** 2) + fnp.sum(fnp.tanh(f(x, y)[1]))
     close(fnad.grad(loss(branchy), argnums=(0, 1))(x, y),
           fnad.grad(loss(branchy_py), argnums=(0, 1))(x, y))
     check_grads(branchy, (x, y), order=2)
@@ -264,7 +264,7 @@ def test_while_loop_values_and_jvp():
         k, z = k + 1, z * 0.5 + np.sin(z) * 0.1
     assert int(n) == k and k > 3
     close(y, z)
-    f = lambda x: halving(x)[1]  # noqa: E731
+    f = lambda x: halving(x)[1]
     check_grads(f, (x,), order=2, modes=("fwd",))
     close(fnad.jit(f)(x), z)
     close(fnad.jacfwd(f)(x), fnad.jacfwd(fnad.jit(f))(x))
@@ -356,9 +356,9 @@ def test_nested_scan_cond_and_integer_carry_under_grad_and_jit():
 
 def test_bodies_are_shared_across_calls():
     # a body traced again on each call, closing over new arrays, reuses its derived programs
-    from fnad.lax._graphs import close as close_graph  # noqa: PLC0415
-    from fnad.lax._graphs import trace_flat  # noqa: PLC0415
-    from fnad._core.abstract import aval_of  # noqa: PLC0415
+    from fnad.lax._graphs import close as close_graph
+    from fnad.lax._graphs import trace_flat
+    from fnad._core.abstract import aval_of
 
     def body_closing_over(w):
         return trace_flat(lambda h: fnp.tanh(h @ w), [aval_of(H0)], "body")
