@@ -19,7 +19,7 @@ import numpy as np
 
 from .tracer import Tracer, getval
 
-__all__ = ["array_module", "cupy_or_none", "is_cupy_array", "is_array", "asarray_like",
+__all__ = ["array_module", "cupy_or_none", "is_array", "asarray_like",
            "gpu_unavailable_reason", "DeviceMismatchError", "mixed_device_error",
            "find_mixed_devices", "describe_array", "diagnose_impl_error", "DeviceBackend",
            "register_device_backend", "unregister_device_backend", "device_backend",
@@ -153,7 +153,7 @@ def is_device_array(x):
     return backend_of(x) is not None
 
 
-is_cupy_array = is_device_array  # the older name
+is_cupy_array = is_device_array  # alias for fnad/distributed until it is renamed there
 
 
 class DeviceMismatchError(ValueError):

@@ -21,7 +21,7 @@ import numpy as np
 
 from .format import (FORMAT, MAX_DEPTH, SAFE_VALUE_TYPES, VERSION, CheckpointError, child_paths,
                      show, type_name, where)
-from .._core.backend import is_cupy_array
+from .._core.backend import is_device_array
 from .._core.devices import device_of, device_put
 from .._core.tree import _node_handler, _registry
 
@@ -348,7 +348,7 @@ class Reader:
             return arr
         if self.device is not None:
             return device_put(arr, self.device)
-        if ref is not None and is_cupy_array(ref):
+        if ref is not None and is_device_array(ref):
             return device_put(arr, device_of(ref))
         return arr
 

@@ -20,7 +20,7 @@ from .._ad.reverse import rule_cotangents
 from .._ad.transforms import jvp, vjp
 from .._batching.vmap import batch_checkpoint, batch_custom_vjp
 from .._core.abstract import abstract_eval, aval_of, is_aval
-from .._core.backend import is_cupy_array
+from .._core.backend import is_device_array
 from .._core.custom import CustomVJPRule
 from .._core.tracer import (Primitive, Trace, Tracer, bind_traced, finish_trace,
                             raise_if_escaped)
@@ -128,11 +128,11 @@ class StagingTrace(Trace):
             if type(x) is StagingTracer and x._trace is self:
                 return x.var
             return self._capture(x)
-        if self.freeze and (isinstance(x, np.ndarray) or is_cupy_array(x)):
+        if self.freeze and (isinstance(x, np.ndarray) or is_device_array(x)):
             return self.constant(x)
         if type(x) in (list, tuple):
             for y in x:
-                if isinstance(y, (Tracer, np.ndarray, list, tuple)) or is_cupy_array(y):
+                if isinstance(y, (Tracer, np.ndarray, list, tuple)) or is_device_array(y):
                     return type(x)(self.atom(y) for y in x)
         return x
 

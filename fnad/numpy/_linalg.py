@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.backend import array_module, asarray_like, is_cupy_array
+from .._core.backend import array_module, asarray_like, is_device_array
 from .._core.tracer import Tracer, getval
 from .._core.abstract import ShapedArray
 from .._core.rules import as_primitive, defabstract_eval, defjvp, defvjp
@@ -34,7 +34,7 @@ def any_traced(*args):
 def numpy_only(*args):
     """True when no argument is traced or a CuPy array: NumPy's own function can run (CuPy
     lacks some of NumPy 2's linalg functions and keywords, so it takes the composite path)."""
-    return not any(isinstance(a, Tracer) or is_cupy_array(a) for a in args)
+    return not any(isinstance(a, Tracer) or is_device_array(a) for a in args)
 
 
 def mT(x):
