@@ -23,8 +23,8 @@ import fnad  # noqa: E402
 import fnad.numpy as fnp  # noqa: E402
 from fnad._graph.ir import Eqn, map_atoms  # noqa: E402
 from fnad._jit.compile import source_of  # noqa: E402
-from fnad._jit.passes import (eliminate_common_subexpressions, eliminate_dead_code, fold_constants,  # noqa: E402
-                              rebuild)
+from fnad._jit.passes import (eliminate_common_subexpressions, eliminate_dead_code,  # noqa: E402
+                              fold_constants)
 
 DOC = ROOT / "docs" / "jit.md"
 W = np.linspace(-1.0, 1.0, 6).reshape(3, 2)
@@ -89,7 +89,7 @@ def fold():
     w_var = g.invars[0]
     eqns = [Eqn(e.prim, tuple(map_atoms(e.args, lambda v: W if v is w_var else v)), e.kwargs,
                 e.outvars, e.scope) for e in g.eqns]
-    known_w = rebuild(g, eqns)  # the graph specialised on a known w: w is now a constant
+    known_w = g.rebuild(eqns)  # the graph specialised on a known w: w is now a constant
     return f"w known, before:\n{known_w}\nafter:\n{fold_constants(known_w)}"
 
 

@@ -21,8 +21,8 @@ from .._core.abstract import aval_of
 from .._core.tracer import Tracer, bind_traced
 from .._core.tree import tree_flatten, tree_unflatten
 
-__all__ = ["Var", "Eqn", "Program", "map_atoms", "is_array_const", "flat_args", "any_tracer",
-           "np_summary"]
+__all__ = ["Var", "Eqn", "Program", "map_atoms", "substitute", "is_array_const", "flat_args",
+           "any_tracer", "np_summary"]
 
 _ids = itertools.count()
 
@@ -78,6 +78,21 @@ def map_atoms(args, f):
     return out
 
 
+def substitute(eqns, outvars, mapping):
+    """Equations and outputs with Vars replaced as `mapping` says (chains followed)."""
+    def sub(v):
+        while v in mapping:
+            v = mapping[v]
+        return v
+
+    def sub_atom(a):
+        return sub(a) if type(a) is Var else a
+
+    new = [Eqn(e.prim, tuple(map_atoms(e.args, sub)), e.kwargs, e.outvars, e.scope)
+           for e in eqns]
+    return new, [sub_atom(v) for v in outvars]
+
+
 def is_array_const(x):
     return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, Tracer)
 
@@ -113,6 +128,16 @@ class Program:
         self.derived = {}
         self.example_inputs = None
         self.notes = []
+
+    def rebuild(self, eqns, outvars=None, note=None):
+        """A copy with other equations (and outputs), for a pass that rewrites the program:
+        the same inputs, structures, captured tracers and example inputs; `note` is added to
+        `notes`. Control-flow fields (`lifted`, `stacks_carries`) are not carried over."""
+        g = type(self)(self.invars, eqns, self.outvars if outvars is None else outvars,
+                       self.in_tree, self.out_tree, self.captured, self.name)
+        g.example_inputs = self.example_inputs
+        g.notes = list(self.notes) + ([note] if note else [])
+        return g
 
     # -------------------------------------------------------------------- running
     def run_flat(self, flat):

@@ -34,7 +34,6 @@ from .._graph.graph import Graph
 from .._graph.ir import Eqn, Var
 from .compile import compile_graph
 from .kernels import build, negates, supports
-from .passes import rebuild
 
 __all__ = ["fuse_elementwise", "fused_elementwise", "FusedKernel", "set_backend",
            "get_backend", "available_backends", "Step", "MIN_SIZE"]
@@ -340,7 +339,7 @@ def fuse_elementwise(graph, backend=None):
     eqns = [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop]
     note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(replace)} "
             "kernels")
-    return rebuild(graph, eqns, note=note)
+    return graph.rebuild(eqns, note=note)
 
 
 def _supports(backend):

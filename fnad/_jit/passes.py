@@ -10,35 +10,9 @@ fnad/_jit/fusion.py and fnad/_graph/memory.py.
 
 import numpy as np
 
-from .._graph.graph import Graph
 from .._graph.ir import Eqn, Var, flat_args, is_array_const, map_atoms
 
-__all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants",
-           "substitute", "rebuild"]
-
-
-def rebuild(graph, eqns, outvars=None, note=None):
-    """A copy of `graph` with other equations (and outputs)."""
-    g = Graph(graph.invars, eqns, graph.outvars if outvars is None else outvars,
-              graph.in_tree, graph.out_tree, graph.captured, graph.name)
-    g.example_inputs = graph.example_inputs
-    g.notes = list(graph.notes) + ([note] if note else [])
-    return g
-
-
-def substitute(eqns, outvars, mapping):
-    """Equations and outputs with Vars replaced as `mapping` says (chains followed)."""
-    def sub(v):
-        while v in mapping:
-            v = mapping[v]
-        return v
-
-    def sub_atom(a):
-        return sub(a) if type(a) is Var else a
-
-    new = [Eqn(e.prim, tuple(map_atoms(e.args, sub)), e.kwargs, e.outvars, e.scope)
-           for e in eqns]
-    return new, [sub_atom(v) for v in outvars]
+__all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants"]
 
 
 def eliminate_dead_code(graph):
@@ -49,7 +23,7 @@ def eliminate_dead_code(graph):
             kept.append(e)
             live.update(e.invars())
     dropped = len(graph.eqns) - len(kept)
-    return rebuild(graph, kept[::-1], note=f"dce: removed {dropped} equations" if dropped
+    return graph.rebuild(kept[::-1], note=f"dce: removed {dropped} equations" if dropped
                    else None)
 
 
@@ -96,7 +70,7 @@ def eliminate_common_subexpressions(graph):
         kept.append(e)
     outvars = [mapping.get(v, v) if type(v) is Var else v for v in graph.outvars]
     n = len(graph.eqns) - len(kept)
-    return rebuild(graph, kept, outvars, note=f"cse: merged {n} equations" if n else None)
+    return graph.rebuild(kept, outvars, note=f"cse: merged {n} equations" if n else None)
 
 
 def fold_constants(graph, max_bytes=1 << 24):
@@ -119,5 +93,5 @@ def fold_constants(graph, max_bytes=1 << 24):
             consts[v] = o
     outvars = [consts.get(v, v) if type(v) is Var else v for v in graph.outvars]
     n = len(graph.eqns) - len(kept)
-    return rebuild(graph, kept, outvars, note=f"constant folding: {n} equations" if n else None)
+    return graph.rebuild(kept, outvars, note=f"constant folding: {n} equations" if n else None)
 

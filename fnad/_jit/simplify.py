@@ -16,8 +16,7 @@ The counts go into `graph.notes`.
 
 import numpy as np
 
-from .._graph.ir import Eqn, Var
-from .passes import rebuild, substitute
+from .._graph.ir import Eqn, Var, substitute
 
 __all__ = ["simplify"]
 
@@ -133,4 +132,4 @@ def simplify(graph):
         return graph
     eqns, outvars = substitute(kept, graph.outvars, mapping)
     text = ", ".join(f"{k} {n}" for k, n in counts.items())
-    return rebuild(graph, eqns, outvars, note=f"simplify: {text}")
+    return graph.rebuild(eqns, outvars, note=f"simplify: {text}")

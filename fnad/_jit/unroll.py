@@ -10,7 +10,6 @@ is the same equations in the same order: results are bit-identical.
 """
 
 from .._graph.ir import Eqn, Var, map_atoms
-from .passes import rebuild
 from .._core.tracer import PRIMITIVES
 
 __all__ = ["unroll_scans", "MAX_UNROLLED"]
@@ -95,7 +94,7 @@ def unroll_scans(graph):
             else:
                 eqns.append(e)
         outvars = [sub(v) if type(v) is Var else v for v in graph.outvars]
-        graph = rebuild(graph, eqns, outvars)
+        graph = graph.rebuild(eqns, outvars)
         total += n
         if n == 0 or not any(_unrollable(e) for e in graph.eqns):
             break
