@@ -360,3 +360,44 @@ def test_a_kernel_numba_cannot_compile_falls_back_to_numpy(monkeypatch):
     _assert_same(out, want)
     kernels = [e.kwargs["kernel"] for e in g.eqns if e.prim.name == "fused_elementwise"]
     assert kernels and all("TypingError" in k.fallback for k in kernels)
+
+
+# ----------------------------------------------------------------------------- unroll=
+
+
+def _rnn(w, xs):
+    def cell(h, x):
+        h = fnp.tanh(h @ w + x)
+        return h, h * h
+    h, ys = fnad.lax.scan(cell, fnp.zeros(w.shape[0], dtype=w.dtype), xs)
+    return fnp.sum(h) + fnp.sum(ys)
+
+
+def test_unroll_turns_short_scans_into_their_steps_with_the_scans_bits():
+    rng = np.random.default_rng(0)
+    w, xs = rng.standard_normal((3, 3)), rng.standard_normal((5, 3))
+    kept = fnad.jit(_rnn)
+    unrolled = fnad.jit(_rnn, unroll=1000)
+    g = unrolled.graph(w, xs)
+    assert "scan" not in g.primitive_counts() and "unroll: 1 scans into the program" in g.notes
+    assert "scan" in kept.graph(w, xs).primitive_counts()  # off by default
+    grad_unrolled = fnad.jit(fnad.grad(_rnn), unroll=1000)
+    assert "scan" not in grad_unrolled.graph(w, xs).primitive_counts()  # forward and reverse
+    want, dwant = _rnn(w, xs), fnad.grad(_rnn)(w, xs)
+    assert unrolled(w, xs).dtype == want.dtype and np.array_equal(unrolled(w, xs), want)
+    assert np.array_equal(grad_unrolled(w, xs), dwant)
+    assert np.array_equal(fnad.grad(unrolled)(w, xs), dwant)
+
+
+def test_unroll_keeps_scans_too_long_or_with_the_pass_switched_off():
+    w, xs = np.eye(3), np.ones((5, 3))
+    too_long = fnad.jit(_rnn, unroll=4).graph(w, xs)  # 5 steps of a body of several equations
+    off = fnad.jit(_rnn, unroll=1000, optimize=set(fnad.jit.PASSES) - {"unroll"}).graph(w, xs)
+    for g in (too_long, off):
+        assert "scan" in g.primitive_counts() and not any("unroll" in n for n in g.notes)
+
+
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_unroll_must_be_a_non_negative_int(bad, error):
+    with pytest.raises(error, match="unroll is the most body equations"):
+        fnad.jit(_rnn, unroll=bad)
