@@ -370,29 +370,33 @@ def test_bodies_are_shared_across_calls():
     assert g3 is not g1
 
 
+def _rnn_loss(w, h0, xs):
+    def step(h, x):
+        h = fnp.tanh(x + h @ w)
+        return h, fnp.sum(h)
+    h, ys = lax.scan(step, h0, xs, reverse=True)
+    return fnp.sum(ys) + fnp.sum(h)
+
+
 def test_jit_unrolls_short_scans_bit_identically_and_keeps_long_ones():
-    from fnad._jit import unroll as _graph_unroll
+    vg = fnad.value_and_grad(_rnn_loss)
+    want = fnad.jit(vg, optimize=False)(W, H0, XS)
+    assert "scan" in fnad.jit(vg).graph(W, H0, XS).primitive_counts()  # off by default
+    got = fnad.jit(vg, unroll=4000)(W, H0, XS)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    unrolled = fnad.jit(vg, unroll=4000).graph(W, H0, XS)
+    assert "scan" not in unrolled.primitive_counts()
+    assert any(n.startswith("unroll: 2 scans") for n in unrolled.notes)
+    np.testing.assert_array_equal(fnad.grad(fnad.jit(_rnn_loss, unroll=4000))(W, H0, XS), want[1])
+    kept = fnad.jit(vg, unroll=1)  # too long to unroll: the scans stay
+    np.testing.assert_array_equal(kept(W, H0, XS)[1], want[1])
+    assert kept.graph(W, H0, XS).primitive_counts()["scan"] == 2
+    off = fnad.jit(vg, unroll=4000, optimize=set(fnad.jit.PASSES) - {"unroll"})
+    assert off.graph(W, H0, XS).primitive_counts()["scan"] == 2
 
-    def loss(w, h0, xs):
-        def step(h, x):
-            h = fnp.tanh(x + h @ w)
-            return h, fnp.sum(h)
-        h, ys = lax.scan(step, h0, xs, reverse=True)
-        return fnp.sum(ys) + fnp.sum(h)
 
-    vg = fnad.value_and_grad(loss)
-    old = _graph_unroll.MAX_UNROLLED
-    _graph_unroll.MAX_UNROLLED = 4000  # unrolling is off by default (no gain measured)
-    try:
-        got, want = fnad.jit(vg)(W, H0, XS), fnad.jit(vg, optimize=False)(W, H0, XS)
-        np.testing.assert_array_equal(got[0], want[0])
-        np.testing.assert_array_equal(got[1], want[1])
-        unrolled = fnad.jit(vg).graph(W, H0, XS)
-        assert "scan" not in unrolled.primitive_counts()
-        assert any(n.startswith("unroll: 2 scans") for n in unrolled.notes)
-        _graph_unroll.MAX_UNROLLED = 1  # too long to unroll: the scans stay
-        kept = fnad.jit(vg)
-        np.testing.assert_array_equal(kept(W, H0, XS)[1], want[1])
-        assert kept.graph(W, H0, XS).primitive_counts()["scan"] == 2
-    finally:
-        _graph_unroll.MAX_UNROLLED = old
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_jit_unroll_must_be_a_non_negative_int(bad, error):
+    with pytest.raises(error, match="unroll is the most body equations"):
+        fnad.jit(_rnn_loss, unroll=bad)
