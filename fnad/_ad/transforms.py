@@ -53,8 +53,8 @@ def _refused_leaf(x, fname, what, tree, i, argnums, fun):
     name = _param_name(fun, n) if fun is not None else None
     path = (name or f"{what} {n}") + "".join(keys[1:])
     where = f"{path} (argument {n})" if name or keys[1:] else path
-    value = f"{x!r:.40} ({type(x).__name__})" if isinstance(x, str) else \
-        f"a {type(x).__name__}"
+    value = (f"{x!r:.40} ({type(x).__name__})" if isinstance(x, str)
+             else f"a {type(x).__name__}")
     if fname in ("grad", "jacrev", "jacfwd"):
         fix = ("so it cannot be differentiated. Remove it from that pytree, or pass it as a "
                f"separate argument left out of argnums (fnad.{fname}(f, argnums=0)(params, "

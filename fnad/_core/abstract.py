@@ -105,8 +105,8 @@ def _is_arraylike(x):
 def _is_nested_array(x):
     # a constant boolean mask in an index tuple stays concrete: its count of true entries
     # gives the result's shape
-    return isinstance(x, Tracer) or (isinstance(x, np.ndarray) and x.dtype != bool) or \
-        is_device_array(x)
+    return (isinstance(x, Tracer) or (isinstance(x, np.ndarray) and x.dtype != bool)
+            or is_device_array(x))
 
 
 def abstractify(args):

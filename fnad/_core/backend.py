@@ -141,8 +141,8 @@ def backend_of(x):
     if t is np.ndarray:
         return None
     backend = _BY_TYPE.get(t)
-    if backend is None and _cupy is False and t.__name__ == "ndarray" and \
-            t.__module__.startswith("cupy"):
+    if (backend is None and _cupy is False and t.__name__ == "ndarray"
+            and t.__module__.startswith("cupy")):
         _lookup_cupy()  # a CuPy array met before any GPU was asked for
         backend = _BY_TYPE.get(t)
     return backend

@@ -92,8 +92,8 @@ def _describe_leaf(x, path, arrays, who):
 def _dict_keys(x, children, aux):
     """The keys of dict-like node `x` in its children's order, or None if not known."""
     keys = aux[1] if isinstance(x, defaultdict) and isinstance(aux, tuple) else aux
-    if isinstance(x, dict) and isinstance(keys, tuple) and len(keys) == len(children) \
-            and all(_is_key(k, x) for k in keys):
+    if (isinstance(x, dict) and isinstance(keys, tuple) and len(keys) == len(children)
+            and all(_is_key(k, x) for k in keys)):
         return keys
     return None
 

@@ -206,8 +206,8 @@ class Reader:
                 type(d) is int and d >= 0 for d in shape):
             raise self.bad(f"the array's shape {shape!r:.60} is not a list of sizes", path)
         try:  # the form fnad.save writes (dtype.str), which NumPy parses without aliases
-            dt = np.dtype(dtype) if isinstance(dtype, str) and _DTYPE_STR.fullmatch(dtype) \
-                else None
+            dt = (np.dtype(dtype) if isinstance(dtype, str) and _DTYPE_STR.fullmatch(dtype)
+                  else None)
         except TypeError:
             dt = None
         if dt is None or dt.kind not in _DTYPE_KINDS or dt.shape != () or not dt.itemsize:

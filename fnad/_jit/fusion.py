@@ -140,15 +140,15 @@ def _elementwise(e):
     if len(e.outvars) != 1 or e.prim.multiple_results:
         return None
     out = e.outvars[0].aval
-    if out.ndim == 0 or out.size < MIN_SIZE or out.weak_type or out.xp is not np or \
-            out.dtype not in FUSABLE_DTYPES:
+    if (out.ndim == 0 or out.size < MIN_SIZE or out.weak_type or out.xp is not np
+            or out.dtype not in FUSABLE_DTYPES):
         return None
     args = e.args if e.prim.name != "astype" else e.args[:1]
     for a in args:
         if type(a) is Var:
             v = a.aval
-            if v.weak_type or v.xp is not np or v.dtype not in FUSABLE_DTYPES or \
-                    v.ndim > out.ndim:
+            if (v.weak_type or v.xp is not np or v.dtype not in FUSABLE_DTYPES
+                    or v.ndim > out.ndim):
                 return None
         elif type(a) in (bool, int, float):
             continue

@@ -64,8 +64,8 @@ def negates(op, args, out):
     if op in ("multiply", "divide") and any(a == -1 for a in scalars):
         return True
     first = args[0] if args else None
-    return op == "subtract" and type(first) in (int, float) and first == 0 and \
-        math.copysign(1.0, first) < 0
+    return (op == "subtract" and type(first) in (int, float) and first == 0
+            and math.copysign(1.0, first) < 0)
 
 
 def supports(backend, op, dtypes, loop, out):

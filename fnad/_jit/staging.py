@@ -348,8 +348,8 @@ def trace_to_graph(fun, flat_avals, in_tree, transform="jit", freeze=True):
     out_flat, out_tree = tree_flatten(out)
     outvars = []
     for k, o in enumerate(out_flat):
-        if isinstance(o, Tracer) or is_aval(o) or hasattr(o, "shape") or \
-                isinstance(o, (bool, int, float, complex)):
+        if (isinstance(o, Tracer) or is_aval(o) or hasattr(o, "shape")
+                or isinstance(o, (bool, int, float, complex))):
             outvars.append(trace.atom(o))
         else:
             raise TypeError(f"{transform}: output leaf {k} is a {type(o).__name__}, not an "

@@ -133,10 +133,9 @@ def _inv_impl(a):
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        raise np.linalg.LinAlgError(
-            f"fnad.numpy.linalg.inv: a matrix of the stack (shape {a.shape}) is singular, so "
-            "it has no inverse; use pinv, or solve a regularised system (a + eps * I).") \
-            from None
+        msg = (f"fnad.numpy.linalg.inv: a matrix of the stack (shape {a.shape}) is singular, "
+               "so it has no inverse; use pinv, or solve a regularised system (a + eps * I).")
+        raise np.linalg.LinAlgError(msg) from None
 
 
 _inv_p = wrap(_inv_impl, "inv")
