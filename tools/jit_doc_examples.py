@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 
 import fnad  # noqa: E402
 import fnad.numpy as fnp  # noqa: E402
-from fnad._graph.ir import Eqn, map_atoms  # noqa: E402
+from fnad._graph.ir import Eqn, map_atoms, rebuild  # noqa: E402
 from fnad._jit.compile import source_of  # noqa: E402
 from fnad._jit.passes import (eliminate_common_subexpressions, eliminate_dead_code,  # noqa: E402
                               fold_constants)
@@ -89,7 +89,7 @@ def fold():
     w_var = g.invars[0]
     eqns = [Eqn(e.prim, tuple(map_atoms(e.args, lambda v: W if v is w_var else v)), e.kwargs,
                 e.outvars, e.scope) for e in g.eqns]
-    known_w = g.rebuild(eqns)  # the graph specialised on a known w: w is now a constant
+    known_w = rebuild(g, eqns)  # the graph specialised on a known w: w is now a constant
     return f"w known, before:\n{known_w}\nafter:\n{fold_constants(known_w)}"
 
 

@@ -21,8 +21,8 @@ from .._core.abstract import aval_of
 from .._core.tracer import Tracer, bind_traced
 from .._core.tree import tree_flatten, tree_unflatten
 
-__all__ = ["Var", "Eqn", "Program", "map_atoms", "substitute", "is_array_const", "flat_args",
-           "any_tracer", "np_summary"]
+__all__ = ["Var", "Eqn", "Program", "map_atoms", "rebuild", "substitute", "is_array_const",
+           "flat_args", "any_tracer", "np_summary"]
 
 _ids = itertools.count()
 
@@ -78,6 +78,17 @@ def map_atoms(args, f):
     return out
 
 
+def rebuild(program, eqns, outvars=None, note=None):
+    """A copy of `program` (a Graph) with other equations (and outputs), for a pass that
+    rewrites it: the same inputs, structures, captured tracers and example inputs; `note` is
+    added to its notes. Control-flow fields (`lifted`, `stacks_carries`) are not carried."""
+    g = type(program)(program.invars, eqns, program.outvars if outvars is None else outvars,
+                      program.in_tree, program.out_tree, program.captured, program.name)
+    g.example_inputs = program.example_inputs
+    g.notes = list(program.notes) + ([note] if note else [])
+    return g
+
+
 def substitute(eqns, outvars, mapping):
     """Equations and outputs with Vars replaced as `mapping` says (chains followed)."""
     def sub(v):
@@ -128,16 +139,6 @@ class Program:
         self.derived = {}
         self.example_inputs = None
         self.notes = []
-
-    def rebuild(self, eqns, outvars=None, note=None):
-        """A copy with other equations (and outputs), for a pass that rewrites the program:
-        the same inputs, structures, captured tracers and example inputs; `note` is added to
-        `notes`. Control-flow fields (`lifted`, `stacks_carries`) are not carried over."""
-        g = type(self)(self.invars, eqns, self.outvars if outvars is None else outvars,
-                       self.in_tree, self.out_tree, self.captured, self.name)
-        g.example_inputs = self.example_inputs
-        g.notes = list(self.notes) + ([note] if note else [])
-        return g
 
     # -------------------------------------------------------------------- running
     def run_flat(self, flat):

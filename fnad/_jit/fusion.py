@@ -31,7 +31,7 @@ import numpy as np
 from .._core.abstract import ShapedArray
 from .._core.tracer import Primitive
 from .._graph.graph import Graph
-from .._graph.ir import Eqn, Var
+from .._graph.ir import Eqn, Var, rebuild
 from .compile import compile_graph
 from .kernels import build, negates, supports
 
@@ -339,7 +339,7 @@ def fuse_elementwise(graph, backend=None):
     eqns = [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop]
     note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(replace)} "
             "kernels")
-    return graph.rebuild(eqns, note=note)
+    return rebuild(graph, eqns, note=note)
 
 
 def _supports(backend):

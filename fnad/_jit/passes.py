@@ -10,7 +10,7 @@ fnad/_jit/fusion.py and fnad/_graph/memory.py.
 
 import numpy as np
 
-from .._graph.ir import Eqn, Var, flat_args, is_array_const, map_atoms
+from .._graph.ir import Eqn, Var, flat_args, is_array_const, map_atoms, rebuild
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants"]
 
@@ -23,7 +23,7 @@ def eliminate_dead_code(graph):
             kept.append(e)
             live.update(e.invars())
     dropped = len(graph.eqns) - len(kept)
-    return graph.rebuild(kept[::-1], note=f"dce: removed {dropped} equations" if dropped
+    return rebuild(graph, kept[::-1], note=f"dce: removed {dropped} equations" if dropped
                    else None)
 
 
@@ -70,7 +70,7 @@ def eliminate_common_subexpressions(graph):
         kept.append(e)
     outvars = [mapping.get(v, v) if type(v) is Var else v for v in graph.outvars]
     n = len(graph.eqns) - len(kept)
-    return graph.rebuild(kept, outvars, note=f"cse: merged {n} equations" if n else None)
+    return rebuild(graph, kept, outvars, note=f"cse: merged {n} equations" if n else None)
 
 
 def fold_constants(graph, max_bytes=1 << 24):
@@ -93,5 +93,5 @@ def fold_constants(graph, max_bytes=1 << 24):
             consts[v] = o
     outvars = [consts.get(v, v) if type(v) is Var else v for v in graph.outvars]
     n = len(graph.eqns) - len(kept)
-    return graph.rebuild(kept, outvars, note=f"constant folding: {n} equations" if n else None)
+    return rebuild(graph, kept, outvars, note=f"constant folding: {n} equations" if n else None)
 

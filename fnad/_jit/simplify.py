@@ -16,7 +16,7 @@ The counts go into `graph.notes`.
 
 import numpy as np
 
-from .._graph.ir import Eqn, Var, substitute
+from .._graph.ir import Eqn, Var, rebuild, substitute
 
 __all__ = ["simplify"]
 
@@ -132,4 +132,4 @@ def simplify(graph):
         return graph
     eqns, outvars = substitute(kept, graph.outvars, mapping)
     text = ", ".join(f"{k} {n}" for k, n in counts.items())
-    return graph.rebuild(eqns, outvars, note=f"simplify: {text}")
+    return rebuild(graph, eqns, outvars, note=f"simplify: {text}")

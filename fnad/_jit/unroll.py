@@ -14,7 +14,7 @@ Off by default (`fnad.jit(f, unroll=0)`): on the tanh-RNN training step (50 step
 the scan's per-step calls cost. `fnad.jit(f, unroll=4000)` unrolls that step.
 """
 
-from .._graph.ir import Eqn, Var, map_atoms
+from .._graph.ir import Eqn, Var, map_atoms, rebuild
 from .._core.tracer import PRIMITIVES
 
 __all__ = ["unroll_scans"]
@@ -93,7 +93,7 @@ def unroll_scans(graph, limit):
             else:
                 eqns.append(e)
         outvars = [sub(v) if type(v) is Var else v for v in graph.outvars]
-        graph = graph.rebuild(eqns, outvars)
+        graph = rebuild(graph, eqns, outvars)
         total += n
         if n == 0 or not any(_unrollable(e, limit) for e in graph.eqns):
             break
