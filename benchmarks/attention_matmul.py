@@ -17,16 +17,16 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import median_times, threads_from_argv  # noqa: E402
+from _timing import median_times, threads_from_argv
 
 if __name__ == "__main__":
     THREADS = threads_from_argv()
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from fnad.kernels import _threads  # noqa: E402
-from fnad_nn._parallel import _blas_local  # noqa: E402  OpenBLAS's thread count, or None
+from fnad.kernels import _threads
+from fnad_nn._parallel import _blas_local
 
 
 def split_matmul(a, b, set_threads):

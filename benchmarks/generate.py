@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import median_times, threads_from_argv  # noqa: E402
+from _timing import median_times, threads_from_argv
 
 THREADS = threads_from_argv()
 
@@ -41,7 +41,7 @@ class TorchGPT:
     """The fnad GPT's computation in torch eager, weights copied, with a KV cache."""
 
     def __init__(self, params, config):
-        t = lambda a: torch.tensor(np.array(a))  # noqa: E731
+        t = lambda a: torch.tensor(np.array(a))
         self.c = config
         self.tok, self.pos = t(params["tok"]["w"]), t(params["pos"]["w"])
         self.blocks = []

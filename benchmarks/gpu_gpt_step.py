@@ -26,12 +26,12 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import fnad  # noqa: E402
-import fnad_optim as optim  # noqa: E402
-from fnad._core.backend import cupy_or_none, device_backend, gpu_unavailable_reason  # noqa: E402
-from fnad_nn import models  # noqa: E402
+import fnad
+import fnad_optim as optim
+from fnad._core.backend import cupy_or_none, device_backend, gpu_unavailable_reason
+from fnad_nn import models
 
-from steps import FULL, QUICK, VOCAB, gpt_config, gpt_loss_fn, make_step, torch_gpt_loss  # noqa: E402,E501
+from steps import FULL, QUICK, VOCAB, gpt_config, gpt_loss_fn, make_step, torch_gpt_loss
 
 HP = dict(lr=1e-3, b1=0.9, b2=0.95, weight_decay=0.1)
 

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import median_times, threads_from_argv  # noqa: E402
+from _timing import median_times, threads_from_argv
 
 THREADS = threads_from_argv()
 os.environ.setdefault("FNAD_CACHE_DIR", tempfile.mkdtemp(prefix="fnad_bench_cache_"))
@@ -216,7 +216,7 @@ def main():
     gs = rng.standard_normal((32 * 4, 64, 64)).astype(np.float32)
     gg, gb = np.ones(128, np.float32), np.zeros(128, np.float32)
     gargs = (gx, gh, gs, gg, gb)
-    f = lambda *a: gpt_elementwise(fnp, *a)  # noqa: E731
+    f = lambda *a: gpt_elementwise(fnp, *a)
     jitted = jits(f)
     secs, peaks = first_calls(jitted, gargs)
     for j in jitted.values():

@@ -19,17 +19,17 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import median_times, threads_from_argv  # noqa: E402
+from _timing import median_times, threads_from_argv
 
 if __name__ == "__main__":
     THREADS = threads_from_argv()
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from fnad.kernels import cpu  # noqa: E402
-from fnad.numpy._scatter import scatter_add  # noqa: E402
-from fnad_nn import _activations, _fused  # noqa: E402
+from fnad.kernels import cpu
+from fnad.numpy._scatter import scatter_add
+from fnad_nn import _activations, _fused
 
 
 def cases(rng):

@@ -24,10 +24,10 @@ import time
 
 os.environ["CUPY_TF32"] = "0"  # before CuPy is imported: cuBLAS in true FP32
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import fnad  # noqa: E402
-from fnad._core.backend import cupy_or_none, gpu_unavailable_reason  # noqa: E402
+import fnad
+from fnad._core.backend import cupy_or_none, gpu_unavailable_reason
 
 SIZES = [256, 512, 1024, 2048, 4096, 8192]
 

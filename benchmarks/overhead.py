@@ -20,7 +20,7 @@ import fnad
 import fnad.numpy as fnp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import median_times  # noqa: E402
+from _timing import median_times
 
 N_CHAIN = 200
 

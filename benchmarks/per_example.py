@@ -18,8 +18,8 @@ import fnad  # noqa: E402
 import fnad_nn as nn  # noqa: E402
 
 try:
-    import torch  # noqa: E402
-    from torch import func as tfunc  # noqa: E402
+    import torch
+    from torch import func as tfunc
 except ImportError:  # pragma: no cover
     torch = None
 

@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this fnad
-from _timing import median_times, threads_from_argv  # noqa: E402
+from _timing import median_times, threads_from_argv
 
 threads_from_argv()
 

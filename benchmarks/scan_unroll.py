@@ -1,9 +1,9 @@
 """Does unrolling a short lax.scan into the jitted program speed a training step up?
 
 The tanh-RNN training step of benchmarks/steps.py (input 32, hidden 128, 50 steps, batch
-32, Adam, float32) under `fnad.jit`, once with its scans kept (the default,
-`fnad._jit.unroll.MAX_UNROLLED = 0`) and once unrolled (`MAX_UNROLLED = 4000`): the size
-of each optimised program, then medians of interleaved blocks of calls.
+32, Adam, float32) under `fnad.jit`, once with its scans kept (the default, `unroll=0`)
+and once unrolled (`fnad.jit(step, unroll=4000)`): the size of each optimised program, then
+medians of interleaved blocks of calls.
 
     PYTHONPATH=. python benchmarks/scan_unroll.py [--repeats 50]
 """
@@ -17,9 +17,8 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-import fnad  # noqa: E402
-from fnad._jit import unroll as _graph_unroll  # noqa: E402
-import steps  # noqa: E402
+import fnad
+import steps
 
 
 def main():
@@ -29,8 +28,7 @@ def main():
     w = steps.rnn_workload(steps.FULL["rnn"], np.random.default_rng(0))
     jitted = {}
     for name, limit in (("scan", 0), ("unrolled", 4000)):
-        _graph_unroll.MAX_UNROLLED = limit
-        jitted[name] = fnad.jit(w["step"])
+        jitted[name] = fnad.jit(w["step"], unroll=limit)
         jitted[name](*w["args"])  # trace, optimise, compile
         counts = jitted[name].graph(*w["args"]).primitive_counts()
         print(f"{name:9s} program: {sum(counts.values())} equations, {counts.get('matmul', 0)} "

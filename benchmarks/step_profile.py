@@ -13,16 +13,16 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import threads_from_argv  # noqa: E402
+from _timing import threads_from_argv
 
 if __name__ == "__main__":
     THREADS = threads_from_argv()
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import fnad  # noqa: E402
-import steps  # noqa: E402
+import fnad
+import steps
 
 # family -> primitive names (anything else is "other")
 FAMILIES = {

@@ -39,24 +39,24 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import median_times, threads_from_argv  # noqa: E402
+from _timing import median_times, threads_from_argv
 
 if __name__ == "__main__":
     THREADS = threads_from_argv()   # before NumPy loads its BLAS
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import fnad  # noqa: E402
-import fnad.random as random  # noqa: E402
-import fnad_nn as nn  # noqa: E402
-import fnad_optim as optim  # noqa: E402
-from fnad_nn import models  # noqa: E402
+import fnad
+import fnad.random as random
+import fnad_nn as nn
+import fnad_optim as optim
+from fnad_nn import models
 
-import _hand  # noqa: E402
-import _jax_steps  # noqa: E402
-import _rss  # noqa: E402
+import _hand
+import _jax_steps
+import _rss
 
 # jax.jit's median ms / hand NumPy's median ms in issue 12's reference measurement: shown
 # for reference, and the jit goal's bar, only when jax is not installed.

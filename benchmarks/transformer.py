@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import median_times, report, threads_from_argv  # noqa: E402
+from _timing import median_times, report, threads_from_argv
 
 THREADS = threads_from_argv()
 

@@ -114,7 +114,7 @@ def run(kind, config, data, *, steps, batch, seq_len, lr=3e-3, warmup=20, clip=1
         else:
             src, x, y = reverse_batch(rng, data, batch, seq_len)
             inputs = (src, x)
-            t_logits = lambda: twin.torch_seq2seq(tparams, config,  # noqa: E731
+            t_logits = lambda: twin.torch_seq2seq(tparams, config,
                                                   torch.tensor(src), torch.tensor(x))
         loss, grads = grad_fn(params, inputs, y)
         updates, state = opt.update(grads, state, params)

@@ -68,7 +68,6 @@ from ._core.rules import defjvp_all as defjvp_all
 from ._core.rules import defjvp_linear as defjvp_linear
 from ._core.rules import defvjp as defvjp
 from ._core.rules import defvjp_all as defvjp_all
-from ._core.rules import defvjp_multi as defvjp_multi
 from ._core.shapes import dtype_of as dtype_of
 from ._core.shapes import ndim as ndim
 from ._core.shapes import norm_axes as norm_axes

@@ -21,7 +21,7 @@ __all__ = ["init_rnn_cell", "rnn_cell", "init_rnn", "rnn", "init_stacked_rnn", "
 def _init_cell(key, d_in, d_hidden, gates, bias, dtype):
     # PyTorch: every weight and bias U(-1/sqrt(hidden), 1/sqrt(hidden))
     k1, k2, k3, k4 = split_key(key, 4)
-    u = lambda k, s: _init.torch_default_uniform(k, s, dtype, fan_in=d_hidden)  # noqa: E731
+    u = lambda k, s: _init.torch_default_uniform(k, s, dtype, fan_in=d_hidden)
     p = {"w_ih": u(k1, (d_in, gates * d_hidden)), "w_hh": u(k2, (d_hidden, gates * d_hidden))}
     if bias:
         p["b_ih"] = u(k3, (gates * d_hidden,))

@@ -21,10 +21,10 @@ import numpy as np  # noqa: E402
 
 import fnad  # noqa: E402
 import fnad.numpy as fnp  # noqa: E402
-from fnad._graph.ir import Eqn, map_atoms  # noqa: E402
+from fnad._graph.ir import Eqn, map_atoms, rebuild  # noqa: E402
 from fnad._jit.compile import source_of  # noqa: E402
-from fnad._jit.passes import (eliminate_common_subexpressions, eliminate_dead_code, fold_constants,  # noqa: E402
-                              rebuild)
+from fnad._jit.passes import (eliminate_common_subexpressions, eliminate_dead_code,  # noqa: E402
+                              fold_constants)
 
 DOC = ROOT / "docs" / "jit.md"
 W = np.linspace(-1.0, 1.0, 6).reshape(3, 2)

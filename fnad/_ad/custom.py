@@ -8,7 +8,7 @@ from .._core.custom import CustomVJPRule, bind_checkpoint, bind_custom_vjp
 __all__ = ["custom_vjp", "checkpoint"]
 
 
-class custom_vjp:  # noqa: N801 - JAX's name for a decorator class
+class custom_vjp:  # JAX's name for a decorator class
     """A function with a hand-written VJP (JAX semantics).
 
     Example:

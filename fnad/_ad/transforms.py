@@ -46,16 +46,21 @@ def _param_name(fun, n):
 
 
 def _refused_leaf(x, fname, what, tree, i, argnums, fun):
-    """The TypeError for a leaf that is not an array or a number, with its pytree path
-    (e.g. params['layer']['name']) and what to do about it."""
+    """The TypeError for leaf `i` of `tree` that the transform cannot take, and what to do
+    about it: a value that is not an array or a number (named by its pytree path, e.g.
+    params['layer']['name']), or, for grad, an array that is neither real nor complex."""
     keys = leaf_path(tree, i)
     j = int(keys[0][1:-1]) if keys and keys[0].startswith("[") else 0
     n = argnums[j] if argnums is not None else j
+    if _is_value(x):
+        return TypeError(f"grad requires real- or complex-valued inputs, but argument {n} has "
+                         f"dtype {getval(x).dtype}; pass floats, e.g. x.astype(float), or "
+                         "leave it out of argnums.")
     name = _param_name(fun, n) if fun is not None else None
     path = (name or f"{what} {n}") + "".join(keys[1:])
     where = f"{path} (argument {n})" if name or keys[1:] else path
-    value = f"{x!r:.40} ({type(x).__name__})" if isinstance(x, str) else \
-        f"a {type(x).__name__}"
+    value = (f"{x!r:.40} ({type(x).__name__})" if isinstance(x, str)
+             else f"a {type(x).__name__}")
     if fname in ("grad", "jacrev", "jacfwd"):
         fix = ("so it cannot be differentiated. Remove it from that pytree, or pass it as a "
                f"separate argument left out of argnums (fnad.{fname}(f, argnums=0)(params, "
@@ -113,7 +118,7 @@ def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp", user_fun=N
         if getval(x).dtype.kind in "fc":
             traced.append(i)
         elif argnums is not None:
-            _refuse_leaf(flat, in_tree, argnums, i)
+            raise _refused_leaf(x, name, "primal", in_tree, i, argnums, user_fun or fun)
     trace, boxed, out = trace_reverse(lambda t: fun(*t), flat, traced, in_tree, name)
     aux = None
     if has_aux:
@@ -198,17 +203,6 @@ def dyn_args(args, nums, fname, fun=None):
 def layout(jac, argnums, uniq, nums):
     """Per-argument results for the distinct argnums `uniq`, as `argnums` asked for them."""
     return jac[0] if not isinstance(argnums, (tuple, list)) else _spread(jac, uniq, nums)
-
-
-def _refuse_leaf(flat, in_tree, argnums, i):
-    """grad's error for the non-float leaf `i`, naming its argument."""
-    k = 0
-    for n, child in zip(argnums, in_tree.children):
-        k += child.num_leaves
-        if i < k:
-            raise TypeError(f"grad requires real- or complex-valued inputs, but argument "
-                            f"{n} has dtype {getval(flat[i]).dtype}; pass floats, e.g. "
-                            "x.astype(float), or leave it out of argnums.")
 
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):

@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from .backend import backend_of, is_cupy_array
+from .backend import backend_of, is_device_array
 from .tracer import Tracer
 
 __all__ = ["ShapedArray", "aval_of", "is_aval", "abstractify", "abstract_eval",
@@ -99,14 +99,14 @@ def aval_of(x):
 
 
 def _is_arraylike(x):
-    return isinstance(x, (Tracer, np.ndarray, np.generic)) or is_cupy_array(x)
+    return isinstance(x, (Tracer, np.ndarray, np.generic)) or is_device_array(x)
 
 
 def _is_nested_array(x):
     # a constant boolean mask in an index tuple stays concrete: its count of true entries
     # gives the result's shape
-    return isinstance(x, Tracer) or (isinstance(x, np.ndarray) and x.dtype != bool) or \
-        is_cupy_array(x)
+    return (isinstance(x, Tracer) or (isinstance(x, np.ndarray) and x.dtype != bool)
+            or is_device_array(x))
 
 
 def abstractify(args):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .tracer import Tracer, getval
 
-__all__ = ["array_module", "cupy_or_none", "is_cupy_array", "is_array", "asarray_like",
+__all__ = ["array_module", "cupy_or_none", "is_array", "asarray_like",
            "gpu_unavailable_reason", "DeviceMismatchError", "mixed_device_error",
            "find_mixed_devices", "describe_array", "diagnose_impl_error", "DeviceBackend",
            "register_device_backend", "unregister_device_backend", "device_backend",
@@ -119,7 +119,7 @@ def _lookup_cupy():
 
 def _import_cupyx():
     import cupyx  # noqa: PLC0415 - optional dependency
-    import cupyx.scipy.special  # noqa: PLC0415, F401 - optional dependency
+    import cupyx.scipy.special  # noqa: PLC0415 - optional dependency
     return cupyx
 
 
@@ -141,8 +141,8 @@ def backend_of(x):
     if t is np.ndarray:
         return None
     backend = _BY_TYPE.get(t)
-    if backend is None and _cupy is False and t.__name__ == "ndarray" and \
-            t.__module__.startswith("cupy"):
+    if (backend is None and _cupy is False and t.__name__ == "ndarray"
+            and t.__module__.startswith("cupy")):
         _lookup_cupy()  # a CuPy array met before any GPU was asked for
         backend = _BY_TYPE.get(t)
     return backend
@@ -153,7 +153,7 @@ def is_device_array(x):
     return backend_of(x) is not None
 
 
-is_cupy_array = is_device_array  # the older name
+is_cupy_array = is_device_array  # alias for fnad/distributed until it is renamed there
 
 
 class DeviceMismatchError(ValueError):

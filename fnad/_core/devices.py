@@ -9,7 +9,7 @@ cotangent back to where the input lived.
 
 import numpy as np
 
-from .backend import cupy_or_none, gpu_unavailable_reason, is_cupy_array
+from .backend import cupy_or_none, gpu_unavailable_reason, is_device_array
 from .tracer import Tracer, getval, primitive
 from .tree import tree_map
 from .abstract import ShapedArray
@@ -115,7 +115,7 @@ def parse_device(device, check=True, fname="fnad.device_put"):
 def device_of(x):
     """The `Device` an array lives on (tracers looked through; scalars live on "cpu")."""
     x = getval(x)
-    if is_cupy_array(x):
+    if is_device_array(x):
         return Device("gpu", x.device.id)
     return _CPU
 
@@ -123,9 +123,9 @@ def device_of(x):
 def _put_impl(x, device):
     d = parse_device(device)
     if d.platform == "cpu":
-        return x.get() if is_cupy_array(x) else x
+        return x.get() if is_device_array(x) else x
     cp = cupy_or_none()
-    if is_cupy_array(x):
+    if is_device_array(x):
         if d.id is None or x.device.id == d.id:
             return x
         with cp.cuda.Device(d.id):
@@ -157,7 +157,7 @@ def _put_leaf(x, device):
         return _put(x, device)
     if isinstance(x, np.generic):
         return x if device.platform == "cpu" else _put_impl(np.asarray(x), str(device))
-    if isinstance(x, np.ndarray) or is_cupy_array(x):
+    if isinstance(x, np.ndarray) or is_device_array(x):
         return _put_impl(x, str(device))
     return x  # Python scalars, None, strings: valid on every device
 
@@ -190,7 +190,7 @@ def _to_numpy_leaf(x):
             f"fnad.to_numpy: a traced value ({type(x).__name__} of shape {x.shape}) would "
             "lose its derivative; call to_numpy outside the transformed function, or on "
             "fnad.stop_gradient(x) if dropping the derivative is intended.")
-    if is_cupy_array(x):
+    if is_device_array(x):
         return x.get()
     if isinstance(x, (np.ndarray, np.generic)):
         return x

@@ -4,7 +4,7 @@ function made by `primitive` (fnad/_core/tracer.py). `fnad.extend` exports them.
 from .tracer import PRIMITIVE_OF, Primitive
 
 __all__ = ["as_primitive", "defvjp", "defjvp", "defjvp_linear", "defvjp_all", "defjvp_all",
-           "defvjp_multi", "defbatch", "defabstract_eval"]
+           "defbatch", "defabstract_eval"]
 
 
 def as_primitive(fun_or_prim):
@@ -80,11 +80,6 @@ def defjvp_all(fun, rule):
                                             + (0 if ts[1] is None else x * ts[1]))
     """
     as_primitive(fun).jvp_all = rule
-
-
-def defvjp_multi(fun, rule, nargs=None):
-    """`defvjp_all` under its older name (`nargs` is no longer needed)."""
-    defvjp_all(fun, rule)
 
 
 def defbatch(fun, rule):

@@ -41,8 +41,8 @@ def _inexact(v):
 def gradients(graph):
     """{Var: gradient of the graph's scalar output with respect to that value}."""
     outs = graph.outvars
-    if len(outs) != 1 or type(outs[0]) is not Var or outs[0].aval.shape != () \
-            or not _inexact(outs[0]):
+    if (len(outs) != 1 or type(outs[0]) is not Var or outs[0].aval.shape != ()
+            or not _inexact(outs[0])):
         got = ", ".join(str(v.aval) if type(v) is Var else repr(v) for v in outs)
         raise ValueError(f"to_dot(grads=True): the gradient through each node needs a graph "
                          f"with one scalar float output; {graph.name} returns ({got}). Draw "
@@ -59,8 +59,8 @@ def gradients(graph):
         env.update(graph.captured)
         for e in graph.eqns:
             args = map_atoms(e.args, env.__getitem__)
-            out = bind_traced(e.prim, args, e.kwargs) if any_tracer(args) else \
-                e.prim.impl(*args, **e.kwargs)
+            out = (bind_traced(e.prim, args, e.kwargs) if any_tracer(args)
+                   else e.prim.impl(*args, **e.kwargs))
             single = len(e.outvars) == 1 and not e.prim.multiple_results
             for v, o in zip(e.outvars, [out] if single else out):
                 env[v] = add[v] + o if v in add else o
@@ -265,8 +265,8 @@ def _outside_node(d, a, outside):
     nid = f"x{len(outside)}"
     g = d.graph
     if type(a) is Var:
-        kind = "input" if a in g.invars else "captured" if any(a is v for v, _ in g.captured) \
-            else "from outside"
+        kind = ("input" if a in g.invars
+                else "captured" if any(a is v for v, _ in g.captured) else "from outside")
         decl = f"{d.namer(a)}: {a.aval}"
         lines = [f"{kind} {d.paths[a]}", decl] if a in d.paths else [f"{kind} {decl}"]
         lines += d.notes(a)

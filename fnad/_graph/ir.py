@@ -21,8 +21,8 @@ from .._core.abstract import aval_of
 from .._core.tracer import Tracer, bind_traced
 from .._core.tree import tree_flatten, tree_unflatten
 
-__all__ = ["Var", "Eqn", "Program", "map_atoms", "is_array_const", "flat_args", "any_tracer",
-           "np_summary"]
+__all__ = ["Var", "Eqn", "Program", "map_atoms", "rebuild", "substitute", "is_array_const",
+           "flat_args", "any_tracer", "np_summary"]
 
 _ids = itertools.count()
 
@@ -76,6 +76,32 @@ def map_atoms(args, f):
             a = type(a)(f(v) if type(v) is Var else v for v in a)
         out.append(a)
     return out
+
+
+def rebuild(program, eqns, outvars=None, note=None):
+    """A copy of `program` (a Graph) with other equations (and outputs), for a pass that
+    rewrites it: the same inputs, structures, captured tracers and example inputs; `note` is
+    added to its notes. Control-flow fields (`lifted`, `stacks_carries`) are not carried."""
+    g = type(program)(program.invars, eqns, program.outvars if outvars is None else outvars,
+                      program.in_tree, program.out_tree, program.captured, program.name)
+    g.example_inputs = program.example_inputs
+    g.notes = list(program.notes) + ([note] if note else [])
+    return g
+
+
+def substitute(eqns, outvars, mapping):
+    """Equations and outputs with Vars replaced as `mapping` says (chains followed)."""
+    def sub(v):
+        while v in mapping:
+            v = mapping[v]
+        return v
+
+    def sub_atom(a):
+        return sub(a) if type(a) is Var else a
+
+    new = [Eqn(e.prim, tuple(map_atoms(e.args, sub)), e.kwargs, e.outvars, e.scope)
+           for e in eqns]
+    return new, [sub_atom(v) for v in outvars]
 
 
 def is_array_const(x):

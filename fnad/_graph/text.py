@@ -73,5 +73,5 @@ def graph_text(graph):
     head = f"{{ lambda {caps + ' ' if caps else ''}; {ins} . let"
     body = "\n".join(lines)
     notes = "".join(f"\n  # {n}" for n in graph.notes)
-    return f"{head}\n{body}\n  in ({outs}) }}{notes}" if body else \
-        f"{head}\n  in ({outs}) }}{notes}"
+    return (f"{head}\n{body}\n  in ({outs}) }}{notes}" if body
+            else f"{head}\n  in ({outs}) }}{notes}")

@@ -41,7 +41,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .._core.backend import is_cupy_array
+from .._core.backend import is_device_array
 from .format import (FORMAT, MAX_DEPTH, VERSION, CheckpointError, enc_float, enc_value, child_paths,
                      type_name, where)
 from .reader import Reader, allow_list, corrupt
@@ -63,7 +63,7 @@ def _describe_leaf(x, path, arrays, who):
     if isinstance(x, Tracer):
         raise TypeError(f"{who}: the leaf at {where(path)} is a traced value; save concrete "
                         "arrays (outside the transformed function).")
-    if isinstance(x, (np.ndarray, np.generic)) or is_cupy_array(x):
+    if isinstance(x, (np.ndarray, np.generic)) or is_device_array(x):
         if x.dtype.hasobject or x.dtype.kind == "V":
             raise TypeError(f"{who}: the leaf at {where(path)} is an array of dtype {x.dtype}, "
                             "which cannot be stored without pickle; convert it to a numeric "
@@ -92,8 +92,8 @@ def _describe_leaf(x, path, arrays, who):
 def _dict_keys(x, children, aux):
     """The keys of dict-like node `x` in its children's order, or None if not known."""
     keys = aux[1] if isinstance(x, defaultdict) and isinstance(aux, tuple) else aux
-    if isinstance(x, dict) and isinstance(keys, tuple) and len(keys) == len(children) \
-            and all(_is_key(k, x) for k in keys):
+    if (isinstance(x, dict) and isinstance(keys, tuple) and len(keys) == len(children)
+            and all(_is_key(k, x) for k in keys)):
         return keys
     return None
 
@@ -156,7 +156,7 @@ def _write_zip(f, meta, arrays):
     with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         zf.writestr("tree.json", json.dumps(meta, indent=1, allow_nan=False))
         for i, a in enumerate(arrays):
-            host = a.get() if is_cupy_array(a) else np.asarray(a)
+            host = a.get() if is_device_array(a) else np.asarray(a)
             with zf.open(f"arr_{i}.npy", "w", force_zip64=True) as member:
                 _write_array(member, host)
 

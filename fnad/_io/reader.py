@@ -21,7 +21,7 @@ import numpy as np
 
 from .format import (FORMAT, MAX_DEPTH, SAFE_VALUE_TYPES, VERSION, CheckpointError, child_paths,
                      show, type_name, where)
-from .._core.backend import is_cupy_array
+from .._core.backend import is_device_array
 from .._core.devices import device_of, device_put
 from .._core.tree import _node_handler, _registry
 
@@ -206,8 +206,8 @@ class Reader:
                 type(d) is int and d >= 0 for d in shape):
             raise self.bad(f"the array's shape {shape!r:.60} is not a list of sizes", path)
         try:  # the form fnad.save writes (dtype.str), which NumPy parses without aliases
-            dt = np.dtype(dtype) if isinstance(dtype, str) and _DTYPE_STR.fullmatch(dtype) \
-                else None
+            dt = (np.dtype(dtype) if isinstance(dtype, str) and _DTYPE_STR.fullmatch(dtype)
+                  else None)
         except TypeError:
             dt = None
         if dt is None or dt.kind not in _DTYPE_KINDS or dt.shape != () or not dt.itemsize:
@@ -348,7 +348,7 @@ class Reader:
             return arr
         if self.device is not None:
             return device_put(arr, self.device)
-        if ref is not None and is_cupy_array(ref):
+        if ref is not None and is_device_array(ref):
             return device_put(arr, device_of(ref))
         return arr
 

@@ -112,7 +112,7 @@ def compile_graph(graph, inplace=True, reference=None):
     ns = dict(ns)
     ns["np"] = np
     code = compile(text, f"<fnad.jit {graph.name}>", "exec")
-    exec(code, ns)  # noqa: S102 - our own generated source, from the graph above
+    exec(code, ns)  # our own generated source, from the graph above
     run = ns["run"]
     run.source = text
     return run

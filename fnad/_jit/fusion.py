@@ -31,10 +31,9 @@ import numpy as np
 from .._core.abstract import ShapedArray
 from .._core.tracer import Primitive
 from .._graph.graph import Graph
-from .._graph.ir import Eqn, Var
+from .._graph.ir import Eqn, Var, rebuild
 from .compile import compile_graph
 from .kernels import build, negates, supports
-from .passes import rebuild
 
 __all__ = ["fuse_elementwise", "fused_elementwise", "FusedKernel", "set_backend",
            "get_backend", "available_backends", "Step", "MIN_SIZE"]
@@ -141,15 +140,15 @@ def _elementwise(e):
     if len(e.outvars) != 1 or e.prim.multiple_results:
         return None
     out = e.outvars[0].aval
-    if out.ndim == 0 or out.size < MIN_SIZE or out.weak_type or out.xp is not np or \
-            out.dtype not in FUSABLE_DTYPES:
+    if (out.ndim == 0 or out.size < MIN_SIZE or out.weak_type or out.xp is not np
+            or out.dtype not in FUSABLE_DTYPES):
         return None
     args = e.args if e.prim.name != "astype" else e.args[:1]
     for a in args:
         if type(a) is Var:
             v = a.aval
-            if v.weak_type or v.xp is not np or v.dtype not in FUSABLE_DTYPES or \
-                    v.ndim > out.ndim:
+            if (v.weak_type or v.xp is not np or v.dtype not in FUSABLE_DTYPES
+                    or v.ndim > out.ndim):
                 return None
         elif type(a) in (bool, int, float):
             continue
@@ -198,7 +197,7 @@ class FusedKernel:
             return self
         try:
             self.run = build(self, numpy_run)
-        except Exception as e:  # noqa: BLE001 - any library failure: keep NumPy's program
+        except Exception as e:  # any library failure: keep NumPy's program
             self.fallback = f"{type(e).__name__}: {e}"
             self.run = numpy_run()
         return self

@@ -122,13 +122,13 @@ def _builder(treedef):
         body = expr(treedef)
     except (LookupError, RecursionError):
         return lambda o: tree_unflatten(treedef, o)
-    exec(f"def build(o):\n    return {body}\n", ns)  # noqa: S102 - our own source
+    exec(f"def build(o):\n    return {body}\n", ns)  # our own source
     return ns["build"]
 
 
 # The optimisations, in the order they run; `fnad.jit(f, optimize=...)` takes a set of them.
 PASSES = ("unroll", "fold", "simplify", "cse", "dce", "fusion", "inplace")
-_GRAPH_PASSES = (("unroll", unroll_scans), ("fold", fold_constants), ("simplify", simplify),
+_GRAPH_PASSES = (("fold", fold_constants), ("simplify", simplify),
                  ("cse", eliminate_common_subexpressions), ("dce", eliminate_dead_code))
 
 
@@ -153,10 +153,24 @@ def passes_of(optimize):
     return names
 
 
-def optimize_graph(graph, fusion=None, passes=PASSES):
-    """The graph passes among `passes`, in order: unrolling of short scans, constant
-    folding, algebraic simplification, CSE, dead code, elementwise fusion (`fusion`: a
-    backend name, default the one set). ("inplace" is the compiler's: `compile_graph`.)"""
+def unroll_of(unroll):
+    """`unroll=` checked: a non-negative int, the most body equations a scan unrolls into."""
+    what = ("jit: unroll is the most body equations a short lax.scan may be unrolled into: "
+            "an int >= 0 (0 keeps every scan)")
+    if isinstance(unroll, bool) or not isinstance(unroll, int):
+        raise TypeError(f"{what}, got {unroll!r}.")
+    if unroll < 0:
+        raise ValueError(f"{what}, got {unroll}.")
+    return unroll
+
+
+def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0):
+    """The graph passes among `passes`, in order: unrolling of the scans whose length x body
+    equations is at most `unroll` (0: none), constant folding, algebraic simplification,
+    CSE, dead code, elementwise fusion (`fusion`: a backend name, default the one set).
+    ("inplace" is the compiler's: `compile_graph`.)"""
+    if unroll and "unroll" in passes:
+        graph = unroll_scans(graph, unroll)
     for name, run in _GRAPH_PASSES:
         if name in passes:
             graph = run(graph)
@@ -168,9 +182,9 @@ class _Entry:
 
     __slots__ = ("graph", "optimized", "run", "build", "copies")
 
-    def __init__(self, graph, passes):
+    def __init__(self, graph, passes, unroll):
         self.graph = graph
-        self.optimized = optimize_graph(graph, passes=passes)
+        self.optimized = optimize_graph(graph, passes=passes, unroll=unroll)
         self.run = None if graph.captured else compile_graph(
             self.optimized, inplace="inplace" in passes, reference=graph)
         self.build = _builder(graph.out_tree)
@@ -186,7 +200,7 @@ class _Entry:
         return outs
 
 
-class jit:  # noqa: N801 - used like a function, as in JAX
+class jit:  # used like a function, as in JAX
     """Compile `fun`: trace it once per input signature, then replay the optimised program.
 
     Args:
@@ -201,6 +215,10 @@ class jit:  # noqa: N801 - used like a function, as in JAX
         program as it is) or a collection of names from `jit.PASSES` ("unroll", "fold",
         "simplify", "cse", "dce", "fusion", "inplace"), e.g. `set(jit.PASSES) - {"fusion"}`
         to switch fusion off. Each gives the unoptimised program's bits (docs/jit.md).
+      unroll: the most body equations a `lax.scan` may be unrolled into (its length times
+        its body's equations): such scans become their steps in the program, so the other
+        passes work across steps; same bits. 0 (the default) keeps every scan. Runs when
+        "unroll" is among the `optimize` passes.
 
     Returns:
       A callable with `fun`'s signature, returning new arrays wherever `fun` would.
@@ -211,13 +229,15 @@ class jit:  # noqa: N801 - used like a function, as in JAX
     Example:
       step = fnad.jit(train_step)
       params, state, loss = step(params, state, batch)   # traced once, then replayed
+      rnn = fnad.jit(rnn_loss, unroll=4000)              # its short scans unrolled
     """
 
     PASSES = PASSES
 
-    def __init__(self, fun, static_argnums=(), *, optimize=True):
+    def __init__(self, fun, static_argnums=(), *, optimize=True, unroll=0):
         require_callable(fun, "jit")
         self.passes = passes_of(optimize)
+        self.unroll = unroll_of(unroll)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = static_argnums
@@ -247,7 +267,7 @@ class jit:  # noqa: N801 - used like a function, as in JAX
             graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw),
                                    [aval_of(x) for x in flat], in_tree, "jit")
             graph.name = self._name
-            entry = _Entry(graph, self.passes)
+            entry = _Entry(graph, self.passes, self.unroll)
             if not graph.captured:  # a trace that closed over outer tracers is not reusable
                 self._cache[key] = entry
         return entry, flat, traced

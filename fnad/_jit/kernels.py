@@ -64,8 +64,8 @@ def negates(op, args, out):
     if op in ("multiply", "divide") and any(a == -1 for a in scalars):
         return True
     first = args[0] if args else None
-    return op == "subtract" and type(first) in (int, float) and first == 0 and \
-        math.copysign(1.0, first) < 0
+    return (op == "subtract" and type(first) in (int, float) and first == 0
+            and math.copysign(1.0, first) < 0)
 
 
 def supports(backend, op, dtypes, loop, out):
@@ -330,7 +330,7 @@ def _build_numba(kernel):
     lines.append(f"    fn({R}, {C if two_d else n}, {', '.join(flat + outs)})")
     lines.append(f"    return ({', '.join(f'{o}.reshape(shape)' for o in outs)},)")
     ns = {"np": np, "fn": fn, "shape": shape}
-    exec(compile("\n".join(lines) + "\n", f"<{kernel.name}>", "exec"), ns)  # noqa: S102
+    exec(compile("\n".join(lines) + "\n", f"<{kernel.name}>", "exec"), ns)
     return ns["run"]
 
 

@@ -10,35 +10,9 @@ fnad/_jit/fusion.py and fnad/_graph/memory.py.
 
 import numpy as np
 
-from .._graph.graph import Graph
-from .._graph.ir import Eqn, Var, flat_args, is_array_const, map_atoms
+from .._graph.ir import Eqn, Var, flat_args, is_array_const, map_atoms, rebuild
 
-__all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants",
-           "substitute", "rebuild"]
-
-
-def rebuild(graph, eqns, outvars=None, note=None):
-    """A copy of `graph` with other equations (and outputs)."""
-    g = Graph(graph.invars, eqns, graph.outvars if outvars is None else outvars,
-              graph.in_tree, graph.out_tree, graph.captured, graph.name)
-    g.example_inputs = graph.example_inputs
-    g.notes = list(graph.notes) + ([note] if note else [])
-    return g
-
-
-def substitute(eqns, outvars, mapping):
-    """Equations and outputs with Vars replaced as `mapping` says (chains followed)."""
-    def sub(v):
-        while v in mapping:
-            v = mapping[v]
-        return v
-
-    def sub_atom(a):
-        return sub(a) if type(a) is Var else a
-
-    new = [Eqn(e.prim, tuple(map_atoms(e.args, sub)), e.kwargs, e.outvars, e.scope)
-           for e in eqns]
-    return new, [sub_atom(v) for v in outvars]
+__all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants"]
 
 
 def eliminate_dead_code(graph):

@@ -27,7 +27,7 @@ def current_scope():
     return _scopes.stack
 
 
-class named_scope:  # noqa: N801 - used like a function, as a context manager
+class named_scope:  # used like a function, as a context manager
     """Name the operations staged inside a `with` block, for reading and drawing graphs.
 
     Equations staged by `jit`/`make_graph` inside the block record the open scope names

@@ -16,8 +16,7 @@ The counts go into `graph.notes`.
 
 import numpy as np
 
-from .._graph.ir import Eqn, Var
-from .passes import rebuild, substitute
+from .._graph.ir import Eqn, Var, rebuild, substitute
 
 __all__ = ["simplify"]
 

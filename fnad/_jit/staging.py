@@ -20,7 +20,7 @@ from .._ad.reverse import rule_cotangents
 from .._ad.transforms import jvp, vjp
 from .._batching.vmap import batch_checkpoint, batch_custom_vjp
 from .._core.abstract import abstract_eval, aval_of, is_aval
-from .._core.backend import is_cupy_array
+from .._core.backend import is_device_array
 from .._core.custom import CustomVJPRule
 from .._core.tracer import (Primitive, Trace, Tracer, bind_traced, finish_trace,
                             raise_if_escaped)
@@ -128,11 +128,11 @@ class StagingTrace(Trace):
             if type(x) is StagingTracer and x._trace is self:
                 return x.var
             return self._capture(x)
-        if self.freeze and (isinstance(x, np.ndarray) or is_cupy_array(x)):
+        if self.freeze and (isinstance(x, np.ndarray) or is_device_array(x)):
             return self.constant(x)
         if type(x) in (list, tuple):
             for y in x:
-                if isinstance(y, (Tracer, np.ndarray, list, tuple)) or is_cupy_array(y):
+                if isinstance(y, (Tracer, np.ndarray, list, tuple)) or is_device_array(y):
                     return type(x)(self.atom(y) for y in x)
         return x
 
@@ -228,7 +228,7 @@ def _frozen_rule(rule, args, flat, in_tree, transform, fun_g):
             return rule.bwd(*fixed, res, tree_unflatten(out_def, list(leaves[len(res_avals):])))
         bwd_g = trace_to_graph(bwd_of_leaves, res_avals + out_avals,
                                tree_structure((tuple(res_avals + out_avals), {})), transform)
-    except Exception:  # noqa: BLE001 - not traceable: the rules run as Python code instead
+    except Exception:  # not traceable: the rules run as Python code instead
         return None
     if fun_g.captured or fwd_g.captured or bwd_g.captured:
         return None
@@ -348,8 +348,8 @@ def trace_to_graph(fun, flat_avals, in_tree, transform="jit", freeze=True):
     out_flat, out_tree = tree_flatten(out)
     outvars = []
     for k, o in enumerate(out_flat):
-        if isinstance(o, Tracer) or is_aval(o) or hasattr(o, "shape") or \
-                isinstance(o, (bool, int, float, complex)):
+        if (isinstance(o, Tracer) or is_aval(o) or hasattr(o, "shape")
+                or isinstance(o, (bool, int, float, complex))):
             outvars.append(trace.atom(o))
         else:
             raise TypeError(f"{transform}: output leaf {k} is a {type(o).__name__}, not an "

@@ -7,32 +7,29 @@ pass replaces the equation by `length` copies of the body's equations (fresh Var
 step), reading x_i with `getitem` and stacking the ys with `reshape` + `concatenate`, so
 the later passes (CSE, dead code, fusion, buffer reuse) work across steps. The arithmetic
 is the same equations in the same order: results are bit-identical.
+
+Off by default (`fnad.jit(f, unroll=0)`): on the tanh-RNN training step (50 steps of a
+(32, 128) cell) the unrolled program is no faster than the scan (benchmarks/scan_unroll.py:
+10.19 against 9.99 ms), since its 203 small matmuls and 153 small fused kernels cost what
+the scan's per-step calls cost. `fnad.jit(f, unroll=4000)` unrolls that step.
 """
 
-from .._graph.ir import Eqn, Var, map_atoms
-from .passes import rebuild
+from .._graph.ir import Eqn, Var, map_atoms, rebuild
 from .._core.tracer import PRIMITIVES
 
-__all__ = ["unroll_scans", "MAX_UNROLLED"]
-
-# Most body equations a scan may be unrolled into. Off (0) by default: on the tanh-RNN
-# training step (50 steps of a (32, 128) cell) the unrolled program is no faster than the
-# scan (benchmarks/scan_unroll.py: 10.19 against 9.99 ms), since its 203 small matmuls and
-# 153 small fused kernels cost what the scan's per-step calls cost. Set it (e.g. 4000) to
-# unroll; results are bit-identical either way.
-MAX_UNROLLED = 0
+__all__ = ["unroll_scans"]
 
 
 def _prims():
     return {p.name: p for p in PRIMITIVES if p.name in ("getitem", "reshape", "concatenate")}
 
 
-def _unrollable(e):
+def _unrollable(e, limit):
     if e.prim.name != "scan":
         return False
     kw = e.kwargs
     body = kw["body"]
-    return 0 < kw["length"] and kw["length"] * max(len(body.eqns), 1) <= MAX_UNROLLED
+    return 0 < kw["length"] and kw["length"] * max(len(body.eqns), 1) <= limit
 
 
 def _inline(e, prims, out):
@@ -73,9 +70,10 @@ def _inline(e, prims, out):
     return mapping
 
 
-def unroll_scans(graph):
-    """`graph` with its short scans unrolled (repeated: scans inside unrolled bodies too)."""
-    if not any(_unrollable(e) for e in graph.eqns):
+def unroll_scans(graph, limit):
+    """`graph` with its short scans unrolled (repeated: scans inside unrolled bodies too):
+    those whose length x body equations is at most `limit` (`fnad.jit(f, unroll=limit)`)."""
+    if not any(_unrollable(e, limit) for e in graph.eqns):
         return graph
     prims = _prims()
     total = 0
@@ -89,7 +87,7 @@ def unroll_scans(graph):
         for e in graph.eqns:
             if mapping:
                 e = Eqn(e.prim, tuple(map_atoms(e.args, sub)), e.kwargs, e.outvars, e.scope)
-            if _unrollable(e):
+            if _unrollable(e, limit):
                 mapping.update(_inline(e, prims, eqns))
                 n += 1
             else:
@@ -97,7 +95,7 @@ def unroll_scans(graph):
         outvars = [sub(v) if type(v) is Var else v for v in graph.outvars]
         graph = rebuild(graph, eqns, outvars)
         total += n
-        if n == 0 or not any(_unrollable(e) for e in graph.eqns):
+        if n == 0 or not any(_unrollable(e, limit) for e in graph.eqns):
             break
     graph.notes.append(f"unroll: {total} scans into the program")
     return graph

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.backend import cupy_or_none, is_cupy_array, mixed_device_error
+from .._core.backend import cupy_or_none, is_device_array, mixed_device_error
 from ..numpy._products import matmul_batch
 from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp, defvjp
 from .._core.tracer import primitive
@@ -108,7 +108,7 @@ def _prepare(cp, a, b):
 
 
 def _matmul_impl(a, b):
-    if is_cupy_array(a) or is_cupy_array(b):
+    if is_device_array(a) or is_device_array(b):
         return _matmul_gpu(a, b)
     _check(a, b)
     return np.matmul(a, b)
@@ -116,8 +116,8 @@ def _matmul_impl(a, b):
 
 def _matmul_gpu(a, b):
     cp = cupy_or_none()
-    if not (is_cupy_array(a) and is_cupy_array(b)):
-        raise mixed_device_error(b if is_cupy_array(a) else a, a if is_cupy_array(a) else b,
+    if not (is_device_array(a) and is_device_array(b)):
+        raise mixed_device_error(b if is_device_array(a) else a, a if is_device_array(a) else b,
                                  "fnad.kernels.matmul")
     if a.device.id != b.device.id:
         raise ValueError(f"fnad.kernels.matmul: a is on gpu:{a.device.id} and b on "
@@ -181,7 +181,7 @@ def matmul_autotune(a, b):
     Example:
       fnad.kernels.matmul_autotune(a, b)     # once, before a benchmark or training loop
     """
-    if not (is_cupy_array(a) and is_cupy_array(b)):
+    if not (is_device_array(a) and is_device_array(b)):
         return None
     cp = cupy_or_none()
     with cp.cuda.Device(a.device.id):

@@ -241,8 +241,8 @@ def _valid(cfg, dtype):
     if cfg.tm % vw or cfg.tn % vw or cfg.bk % vw:
         return False
     nt = cfg.threads
-    return (cfg.bm * cfg.bk) % (nt * vw) == 0 and (cfg.bk * cfg.bn) % (nt * vw) == 0 \
-        and cfg.bm * cfg.bk >= nt * vw and cfg.bk * cfg.bn >= nt * vw
+    return ((cfg.bm * cfg.bk) % (nt * vw) == 0 and (cfg.bk * cfg.bn) % (nt * vw) == 0
+            and cfg.bm * cfg.bk >= nt * vw and cfg.bk * cfg.bn >= nt * vw)
 
 
 for _dt, _cfgs in CONFIGS.items():

@@ -183,8 +183,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 # ----------------------------------------------------------------------------- cond
 
 def _check_pred(pred, fname):
-    a = aval_of(pred) if isinstance(pred, (Tracer, bool, int, float)) or \
-        hasattr(pred, "dtype") else None
+    a = (aval_of(pred) if isinstance(pred, (Tracer, bool, int, float)) or hasattr(pred, "dtype")
+         else None)
     if a is None or a.shape != () or a.dtype.kind not in "biu":
         what = type(pred).__name__ if a is None else f"{a.dtype.name}{list(a.shape)}"
         raise TypeError(f"{fname}: pred must be a boolean (or integer) scalar, got {what}; "
@@ -325,8 +325,8 @@ def fori_loop(lower, upper, body_fun, init_val):
         out, _ = scan(lambda val, i: (body_fun(i, val), None), init_val, idx)
         return out
     for b, which in ((lower, "lower"), (upper, "upper")):
-        a = aval_of(b) if isinstance(b, Tracer) or hasattr(b, "dtype") or \
-            isinstance(b, int) else None
+        a = (aval_of(b) if isinstance(b, Tracer) or hasattr(b, "dtype") or isinstance(b, int)
+             else None)
         if a is None or a.shape != () or a.dtype.kind not in "iu":
             raise TypeError(f"fori_loop: {which} must be an integer scalar, got {b!r:.60}.")
     _, _, val = while_loop(lambda s: s[0] < s[1],

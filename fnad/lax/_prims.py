@@ -162,8 +162,8 @@ def _scan_jvp(tangents, ans, *ops, body, num_consts, num_carry, length, reverse)
     ins, outs = in_avals(body), out_avals(body)
     f_in = _flags(ins)
     # every float carry gets a tangent (a constant's tangent reaches it after one step)
-    t_in = [t is not None for t in tangents[:nc]] + f_in[nc:nc + nk] + \
-        [t is not None for t in tangents[nc + nk:]]
+    t_in = ([t is not None for t in tangents[:nc]] + f_in[nc:nc + nk]
+            + [t is not None for t in tangents[nc + nk:]])
     tans = [zeros(a) if t is None else t for t, a in zip(tangents, ins)]
     groups = []
     for lo, hi in ((0, nc), (nc, nc + nk), (nc + nk, len(ops))):

@@ -6,7 +6,7 @@ the same calls are traced. Names are re-exported explicitly from the category mo
 
 import numpy as _np
 
-from ._creation import (  # noqa: E402
+from ._creation import (
     zeros as zeros,
     ones as ones,
     full as full,
@@ -27,12 +27,12 @@ from ._creation import (  # noqa: E402
     array as array,
     copy as copy,
 )
-from ._spaces import (  # noqa: E402
+from ._spaces import (
     linspace as linspace,
     logspace as logspace,
     geomspace as geomspace,
 )
-from ._elementwise import (  # noqa: E402
+from ._elementwise import (
     add as add,
     subtract as subtract,
     multiply as multiply,
@@ -146,8 +146,8 @@ from ._elementwise import (  # noqa: E402
     bitwise_not as bitwise_not,
     bitwise_invert as bitwise_invert,
 )
-from ._masked import nan_to_num as nan_to_num, select as select  # noqa: E402
-from ._reductions import (  # noqa: E402
+from ._masked import nan_to_num as nan_to_num, select as select
+from ._reductions import (
     sum as sum,
     mean as mean,
     amax as amax,
@@ -163,8 +163,8 @@ from ._reductions import (  # noqa: E402
     all as all,
     count_nonzero as count_nonzero,
 )
-from ._logsumexp import logsumexp as logsumexp  # noqa: E402
-from ._stats import (  # noqa: E402
+from ._logsumexp import logsumexp as logsumexp
+from ._stats import (
     var as var,
     std as std,
     average as average,
@@ -177,7 +177,7 @@ from ._stats import (  # noqa: E402
     nanstd as nanstd,
     median as median,
 )
-from ._shape import (  # noqa: E402
+from ._shape import (
     broadcast_to as broadcast_to,
     reshape as reshape,
     transpose as transpose,
@@ -196,7 +196,7 @@ from ._shape import (  # noqa: E402
     broadcast_shapes as broadcast_shapes,
     broadcast_arrays as broadcast_arrays,
 )
-from ._joining import (  # noqa: E402
+from ._joining import (
     atleast_1d as atleast_1d,
     atleast_2d as atleast_2d,
     atleast_3d as atleast_3d,
@@ -213,7 +213,7 @@ from ._joining import (  # noqa: E402
     unstack as unstack,
     append as append,
 )
-from ._rearrange import (  # noqa: E402
+from ._rearrange import (
     flip as flip,
     fliplr as fliplr,
     flipud as flipud,
@@ -225,13 +225,13 @@ from ._rearrange import (  # noqa: E402
     diff as diff,
     trapezoid as trapezoid,
 )
-from ._diag import (  # noqa: E402
+from ._diag import (
     diagonal as diagonal,
     diag as diag,
     diagflat as diagflat,
     trace as trace,
 )
-from ._products import (  # noqa: E402
+from ._products import (
     matmul as matmul,
     dot as dot,
     tensordot as tensordot,
@@ -244,8 +244,8 @@ from ._products import (  # noqa: E402
     matvec as matvec,
     vecmat as vecmat,
 )
-from ._einsum import einsum as einsum  # noqa: E402
-from ._indexing import (  # noqa: E402
+from ._einsum import einsum as einsum
+from ._indexing import (
     getitem as getitem,
     index_add as index_add,
     index_set as index_set,

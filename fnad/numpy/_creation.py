@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import ShapedArray, same_rule, xp_of
-from .._core.backend import array_module, backend_of, is_cupy_array, is_device_array
+from .._core.backend import array_module, backend_of, is_device_array
 from .._core.tracer import Tracer
 from .._batching.families import fallback, keep_batch, like_batch, only_first, to_front, tri_batch
 from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp_linear, defvjp
@@ -190,7 +190,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, like=None):
         xp = array_module(*_values_in(a))  # plain items go to the values' device
         res = fnp.stack([asarray(x) if _holds_value(x) else _on(xp, x) for x in a])
         return res if dtype is None else fnp.astype(res, dtype)
-    if is_cupy_array(a):
+    if is_device_array(a):
         return a if dtype is None else a.astype(dtype, copy=False)
     return np.asarray(a, dtype=dtype, order=order, copy=copy)
 
@@ -205,7 +205,7 @@ def array(object, dtype=None, *, copy=True, order="K", ndmin=0, like=None):
         while fnp.ndim(res) < ndmin:
             res = fnp.expand_dims(res, 0)
         return res
-    if is_cupy_array(object):
+    if is_device_array(object):
         return backend_of(object).xp.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
     return np.array(object, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
 

@@ -434,19 +434,19 @@ def where(condition, x=None, y=None):
 # NumPy 2 array-API aliases.
 acos, asin, atan, atan2 = arccos, arcsin, arctan, arctan2
 acosh, asinh, atanh, pow = arccosh, arcsinh, arctanh, power
-bitwise_not = invert  # noqa: F821 (defined in the non-differentiable loop above)
-bitwise_invert = invert  # noqa: F821
+bitwise_not = invert  # defined in the non-differentiable loop above
+bitwise_invert = invert
 
 # ---------------------------------------------------------------- abstract evaluation, batching
 # Ufuncs get both in `wrap` (broadcast shapes, NumPy's type resolution); the elementwise
 # functions that are not ufuncs take the dtype from a 0-d stand-in and batch as ufuncs do.
 # allclose and array_equal reduce whole arrays to one bool: vmap runs them per example.
 
-for _f in (sinc, real, imag, angle, round, fix, isclose, iscomplex, isreal,  # noqa: F821
-           isneginf, isposinf, _where_p, _clip_p):  # noqa: F821
+for _f in (sinc, real, imag, angle, round, fix, isclose, iscomplex, isreal,
+           isneginf, isposinf, _where_p, _clip_p):
     defabstract_eval(_f, elementwise_rule(as_primitive(_f).impl))
     defbatch(_f, elementwise_batch(_f))
-for _f in (allclose, array_equal):  # noqa: F821
+for _f in (allclose, array_equal):
     defabstract_eval(_f, lambda *args, **kw: ShapedArray((), bool, xp=xp_of(args)))
 del _f
 defabstract_eval(_sinc_deriv, elementwise_rule(_sinc_deriv_impl))

@@ -94,8 +94,8 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     if dtype_of(f).kind not in "fc":
         f = fnp.astype(f, np.float64)
     nd = ndim(f)
-    axes = tuple(range(nd)) if axis is None else \
-        tuple(a % nd for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    axes = (tuple(range(nd)) if axis is None
+            else tuple(a % nd for a in (axis if isinstance(axis, (tuple, list)) else (axis,))))
     if edge_order not in (1, 2):
         raise ValueError("fnad.numpy.gradient: edge_order must be 1 or 2.")
     outs = []

@@ -158,8 +158,8 @@ def _quotient_ok(ans, x, v):
     (nothing traced further: its derivatives cancel badly at small v), no zero or tiny
     factor, and no product underflowed to 0 (where x is not 0). False on a device, where
     checking would read values back: the product form is exact anyway."""
-    if isinstance(ans, Tracer) or isinstance(x, Tracer) or isinstance(v, Tracer) or \
-            not isinstance(ans, np.ndarray):
+    if (isinstance(ans, Tracer) or isinstance(x, Tracer) or isinstance(v, Tracer)
+            or not isinstance(ans, np.ndarray)):
         return False
     small = np.finfo(np.result_type(dtype_of(v), 1.0)).tiny ** 0.25
     return not bool(np.any(abs(v) < small)) and not bool(np.any((ans == 0) & (x != 0)))

@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.backend import array_module, asarray_like, is_cupy_array
+from .._core.backend import array_module, asarray_like, is_device_array
 from .._core.tracer import Tracer, getval
 from .._core.abstract import ShapedArray
 from .._batching.families import logical_ndim, stack_batch, to_front
@@ -35,7 +35,7 @@ def any_traced(*args):
 def numpy_only(*args):
     """True when no argument is traced or a CuPy array: NumPy's own function can run (CuPy
     lacks some of NumPy 2's linalg functions and keywords, so it takes the composite path)."""
-    return not any(isinstance(a, Tracer) or is_cupy_array(a) for a in args)
+    return not any(isinstance(a, Tracer) or is_device_array(a) for a in args)
 
 
 def mT(x):
@@ -134,10 +134,9 @@ def _inv_impl(a):
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        raise np.linalg.LinAlgError(
-            f"fnad.numpy.linalg.inv: a matrix of the stack (shape {a.shape}) is singular, so "
-            "it has no inverse; use pinv, or solve a regularised system (a + eps * I).") \
-            from None
+        msg = (f"fnad.numpy.linalg.inv: a matrix of the stack (shape {a.shape}) is singular, "
+               "so it has no inverse; use pinv, or solve a regularised system (a + eps * I).")
+        raise np.linalg.LinAlgError(msg) from None
 
 
 _inv_p = wrap(_inv_impl, "inv")

@@ -53,8 +53,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 def _ufunc_with_kwargs(prim, inputs, kwargs):
     dtype = kwargs.pop("dtype", None)
-    if kwargs.get("out") is not None or kwargs.pop("where", True) is not True or \
-            any(k != "out" for k in kwargs):
+    if (kwargs.get("out") is not None or kwargs.pop("where", True) is not True
+            or any(k != "out" for k in kwargs)):
         raise TypeError(f"fnad.numpy.{prim.name}: {sorted(kwargs)} are not supported on traced "
                         "values (arrays are immutable under transforms); use the returned "
                         "array and fnad.numpy.where instead.")

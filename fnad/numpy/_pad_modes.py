@@ -43,7 +43,7 @@ def _pad_values(x, ax, lo, hi, mode, opt):
     if mode == "linear_ramp":
         end_lo, end_hi = opt
         edge_lo, edge_hi = _slab(x, ax, 0, 1), _slab(x, ax, n - 1, n)
-        ramp = lambda w: array_module(x).arange(w, dtype=np.float64).reshape(  # noqa: E731
+        ramp = lambda w: array_module(x).arange(w, dtype=np.float64).reshape(
             (w,) + (1,) * (ndim(x) - ax - 1))  # on x's device
         before = end_lo + (edge_lo - end_lo) * (ramp(lo) / max(lo, 1))
         after = edge_hi + (end_hi - edge_hi) * ((ramp(hi) + 1) / max(hi, 1))

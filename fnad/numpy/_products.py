@@ -202,8 +202,8 @@ def _matmul_aval(a, b):
     if sa[-1] != sb[-2]:
         raise ValueError(f"matmul: the inner dimensions of shapes {a.shape} and {b.shape} "
                          f"differ ({sa[-1]} vs {sb[-2]}).")
-    out = np.broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2],) * (a.ndim > 1) + \
-        (sb[-1],) * (b.ndim > 1)
+    out = (np.broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2],) * (a.ndim > 1)
+           + (sb[-1],) * (b.ndim > 1))
     dtype = np.matmul.resolve_dtypes((a.dtype, b.dtype, None))[-1]
     return ShapedArray(out, dtype, xp=xp_of((a, b)))
 

@@ -31,9 +31,9 @@ def _reduction(fun, kind):
     def reduce(a, *args, **kwargs):
         if type(a) is list or type(a) is tuple:
             a = as_input(a)
-        if kwargs and ("where" in kwargs or "initial" in kwargs) and \
-                (kwargs.get("where") is not None or kwargs.get("initial") is not None) and \
-                array_module(a) is not np:
+        if (kwargs and ("where" in kwargs or "initial" in kwargs)
+                and (kwargs.get("where") is not None or kwargs.get("initial") is not None)
+                and array_module(a) is not np):
             return _masked_reduction(fun, kind, a, args, kwargs)
         return fun(a, *args, **kwargs)
     functools.update_wrapper(reduce, fun)
@@ -255,8 +255,8 @@ def _first_order_safe(x, ans):
     """The quotient forms serve first derivatives only: where `x` is traced further (a
     higher order is being taken) their derivatives cancel catastrophically at small values,
     so the rules then use products alone."""
-    return not isinstance(x, Tracer) and not isinstance(ans, Tracer) and \
-        _divides_safely(x, ans)
+    return (not isinstance(x, Tracer) and not isinstance(ans, Tracer)
+            and _divides_safely(x, ans))
 
 
 def _prod_others(x, axis):

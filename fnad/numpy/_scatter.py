@@ -53,8 +53,8 @@ def scatter_add(z, idx, v, fresh=False):
         array_module(z).add.at(z, idx, v)
         return z
     rows = _leading_rows(idx)
-    if rows is None or type(z) is not np.ndarray or rows.size < _SPLIT_MIN_ROWS \
-            or not z.flags.c_contiguous:
+    if (rows is None or type(z) is not np.ndarray or rows.size < _SPLIT_MIN_ROWS
+            or not z.flags.c_contiguous):
         np.add.at(z, idx, v)
         return z
     n = z.shape[0]

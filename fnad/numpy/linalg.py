@@ -45,7 +45,7 @@ from ._linalg_norm import (
     norm as norm,
     vector_norm as vector_norm,
 )
-from ._linalg import mT as matrix_transpose  # noqa: F401
+from ._linalg import mT as matrix_transpose
 from .._core.rules import defabstract_eval as _defabstract_eval
 from ._util import linalg_rule as _linalg_rule
 from ._util import wrap_nondiff as _wrap_nondiff

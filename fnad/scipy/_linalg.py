@@ -28,8 +28,8 @@ def _as_float(x):
 
 
 def _check_rhs(a, b, fname):
-    if shape(b)[:1] != shape(a)[-1:] and shape(b)[-2:-1] != shape(a)[-1:] and \
-            shape(b)[-1:] != shape(a)[-1:]:
+    if (shape(b)[:1] != shape(a)[-1:] and shape(b)[-2:-1] != shape(a)[-1:]
+            and shape(b)[-1:] != shape(a)[-1:]):
         raise ValueError(f"{_name(fname)}: a has shape {shape(a)} but b has shape {shape(b)}; "
                          "b must be (N,) or (N, K) with N = a.shape[-1].")
 
@@ -265,6 +265,6 @@ def expm(a):
     r = fnp.linalg.solve(v - u, v + u)
     for k in range(int(s.max(initial=0.0))):
         more = (k < s)[..., None, None]
-        r = fnp.where(array_module(r).asarray(more), fnp.matmul(r, r), r) \
-            if not more.all() else fnp.matmul(r, r)
+        r = (fnp.where(array_module(r).asarray(more), fnp.matmul(r, r), r)
+             if not more.all() else fnp.matmul(r, r))
     return r

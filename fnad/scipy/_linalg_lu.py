@@ -177,8 +177,8 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
       x = fnad.scipy.linalg.lu_solve(fnad.scipy.linalg.lu_factor(a), b)
     """
     lu_, piv = lu_and_piv
-    piv = const_of(piv) if isinstance(piv, Tracer) or array_module(piv) is not np else \
-        np.asarray(piv)
+    piv = (const_of(piv) if isinstance(piv, Tracer) or array_module(piv) is not np
+           else np.asarray(piv))
     perm = _perm_p(piv, shape(lu_)[-1])
     b = b if hasattr(b, "shape") else np.asarray(b, dtype=np.float64)
     vec = len(shape(b)) == 1

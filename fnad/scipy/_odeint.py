@@ -198,7 +198,7 @@ def _make(func, opts):
 
     def bwd(res, g):
         ys, t, args = res
-        at = lambda tree, i: tree_map(lambda x: x[i], tree)  # noqa: E731
+        at = lambda tree, i: tree_map(lambda x: x[i], tree)
         y_bar = at(g, -1)
         t0_bar = fnp.zeros_like(t, shape=())  # on t's device
         args_bar = tree_map(fnp.zeros_like, args)

@@ -15,7 +15,8 @@ that fails is simply drawn again. Each program is then checked on each fusion ba
   grad(jit)  grad(jit(loss)) == grad(loss)
   vmap(jit)  vmap(jit(f)) == vmap(f);  jit(vmap)  jit(vmap(f)) == vmap(f)
 
-and `jit` again with each optimisation of `fnad.jit(f, optimize=...)` switched off.
+and `jit` again with each optimisation of `fnad.jit(f, optimize=...)` switched off. Every
+jit unrolls the scans drawn (`unroll=UNROLL`), so the unroll pass is checked too.
 "Equal" is bit for bit (dtype, shape, every bit of every element; NaN where NaN, but not
 the NaN's sign, which IEEE 754 leaves open when an operation meets two NaNs of different
 signs: NumPy's own SIMD and scalar loops pick differently, docs/jit.md), except where
@@ -44,7 +45,6 @@ import fnad.numpy as fnp
 from fnad import lax
 from fnad._jit import fusion as gf
 from fnad._jit import kernels as gk
-from fnad._jit import unroll as gu
 from fnad._jit.jit import PASSES
 import fnad_nn as nn
 from fnad_nn import _fused as nnf
@@ -57,6 +57,7 @@ BACKENDS = [b for b in ("numba", "numexpr", "numpy") if gf._importable(b)]
 TOLERANCE = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-13}
 # numexpr's functions that are not IEEE-exact (all it computes but sqrt and abs)
 TRANSCENDENTAL = tuple(f for f in gk._NE_FUNC if f not in ("sqrt", "absolute"))
+UNROLL = 4000  # fnad.jit(f, unroll=UNROLL): the drawn scans are unrolled (the pass is on)
 SCALARS = ("2.0", "0.5", "-1.0", "-1", "3", "-0.0", "0.0", "1.5")
 
 
@@ -102,8 +103,8 @@ class Program:
 
     def namespace(self):
         ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf}
-        exec(self.inputs_source(), ns)  # noqa: S102 - the fuzzer's own code
-        exec(self.source() + LOSS_SOURCE, ns)  # noqa: S102
+        exec(self.inputs_source(), ns)  # the fuzzer's own code
+        exec(self.source() + LOSS_SOURCE, ns)
         return ns
 
     def args(self, ns):
@@ -142,7 +143,7 @@ class Draw:
         name = f"c{len(self.consts)}"
         code = (f"np.random.default_rng({int(self.rng.integers(1 << 30))})."
                 f"standard_normal({tuple(shape)!r}).astype(np.{dtype})")
-        self.ns[name] = eval(code, {"np": np})  # noqa: S307 - the fuzzer's own code
+        self.ns[name] = eval(code, {"np": np})  # the fuzzer's own code
         self.consts.append((name, code))
         return name
 
@@ -158,8 +159,8 @@ class Draw:
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("error")
-                value = eval(expr, env)  # noqa: S307 - the fuzzer's own code
-        except Exception:  # noqa: BLE001 - an invalid draw (shapes, dtypes): draw again
+                value = eval(expr, env)  # the fuzzer's own code
+        except Exception:  # an invalid draw (shapes, dtypes): draw again
             return None
         if not hasattr(value, "shape") or not hasattr(value, "dtype"):
             return None
@@ -392,7 +393,7 @@ def generate(seed, n_statements=8, families=None):
 
 def _inputs_ns(prog):
     ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf}
-    exec(prog.inputs_source(), ns)  # noqa: S102 - the fuzzer's own code
+    exec(prog.inputs_source(), ns)  # the fuzzer's own code
     return ns
 
 
@@ -444,23 +445,27 @@ def _tolerance(prog):
 
 
 @contextlib.contextmanager
-def _setting(backend, min_size=2, max_unrolled=4000):
-    """Fusion on `backend` for small arrays too, unrolling on: restored afterwards."""
-    saved = gf._backend, gf.MIN_SIZE, gu.MAX_UNROLLED
+def _setting(backend, min_size=2):
+    """Fusion on `backend` for small arrays too: restored afterwards."""
+    saved = gf._backend, gf.MIN_SIZE
     gf.set_backend(backend)
-    gf.MIN_SIZE, gu.MAX_UNROLLED = min_size, max_unrolled
+    gf.MIN_SIZE = min_size
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("error")
             yield
     finally:
-        gf._backend, gf.MIN_SIZE, gu.MAX_UNROLLED = saved
+        gf._backend, gf.MIN_SIZE = saved
+
+
+def _jit(f, passes):
+    return fnad.jit(f, optimize=passes, unroll=UNROLL)
 
 
 def _check_jit(prog, ns, passes, tol):
     f, args = ns["f"], prog.args(ns)
     want = f(*args)
-    jf = fnad.jit(f, optimize=passes)
+    jf = _jit(f, passes)
     first = jf(*args)
     why = _mismatch(first, want, tol)
     if why:
@@ -496,14 +501,14 @@ def _check_jit(prog, ns, passes, tol):
 def _check_jit_grad(prog, ns, passes, tol):
     loss, args = ns["loss"], prog.args(ns)
     want = fnad.grad(loss, argnums=(0, 1))(*args)
-    return _mismatch(fnad.jit(fnad.grad(loss, argnums=(0, 1)), optimize=passes)(*args), want,
+    return _mismatch(_jit(fnad.grad(loss, argnums=(0, 1)), passes)(*args), want,
                      tol)
 
 
 def _check_grad_jit(prog, ns, passes, tol):
     loss, args = ns["loss"], prog.args(ns)
     want = fnad.grad(loss, argnums=(0, 1))(*args)
-    return _mismatch(fnad.grad(fnad.jit(loss, optimize=passes), argnums=(0, 1))(*args), want,
+    return _mismatch(fnad.grad(_jit(loss, passes), argnums=(0, 1))(*args), want,
                      tol)
 
 
@@ -514,21 +519,21 @@ _BATCHED_SOURCE = ("(np.stack([x0 + 0.5 * k for k in range(3)]).astype(x0.dtype)
 
 
 def _batched(prog, ns):
-    return eval(_BATCHED_SOURCE, ns)  # noqa: S307 - the fuzzer's own code
+    return eval(_BATCHED_SOURCE, ns)  # the fuzzer's own code
 
 
 def _check_vmap_jit(prog, ns, passes, tol):
     f, args = ns["f"], _batched(prog, ns)
     axes = (0, 0, 0, None)
     want = fnad.vmap(f, in_axes=axes)(*args)
-    return _mismatch(fnad.vmap(fnad.jit(f, optimize=passes), in_axes=axes)(*args), want, tol)
+    return _mismatch(fnad.vmap(_jit(f, passes), in_axes=axes)(*args), want, tol)
 
 
 def _check_jit_vmap(prog, ns, passes, tol):
     f, args = ns["f"], _batched(prog, ns)
     axes = (0, 0, 0, None)
     want = fnad.vmap(f, in_axes=axes)(*args)
-    return _mismatch(fnad.jit(fnad.vmap(f, in_axes=axes), optimize=passes)(*args), want, tol)
+    return _mismatch(_jit(fnad.vmap(f, in_axes=axes), passes)(*args), want, tol)
 
 
 CHECKS = {"jit": _check_jit, "jit(grad)": _check_jit_grad, "grad(jit)": _check_grad_jit,
@@ -543,7 +548,7 @@ def _run_check(prog, check, backend, passes):
         ns = prog.namespace()
         try:
             return CHECKS[check](prog, ns, passes, tol)
-        except Exception as e:  # noqa: BLE001 - reported with the program
+        except Exception as e:  # reported with the program
             if _eager_raises(prog, ns, check):
                 return None
             return f"raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
@@ -557,7 +562,7 @@ def _eager_raises(prog, ns, check):
             fnad.grad(ns["loss"], argnums=(0, 1))(*prog.args(ns))
         else:
             ns["f"](*prog.args(ns))
-    except Exception:  # noqa: BLE001 - eager refuses it too
+    except Exception:  # eager refuses it too
         return True
     return False
 
@@ -625,22 +630,22 @@ def reproduction(prog, check, backend, passes, why):
     off = sorted(set(PASSES) - set(passes))
     opt = "True" if not off else f"set(fnad.jit.PASSES) - {set(off)!r}"
     call, eager = {
-        "jit": ("fnad.jit(f, optimize=OPT)(x0, x1, i0, key)", "f(x0, x1, i0, key)"),
-        "jit(grad)": ("fnad.jit(fnad.grad(loss, argnums=(0, 1)), optimize=OPT)(x0, x1, i0, key)",
+        "jit": ("fnad.jit(f, **JIT)(x0, x1, i0, key)", "f(x0, x1, i0, key)"),
+        "jit(grad)": ("fnad.jit(fnad.grad(loss, argnums=(0, 1)), **JIT)(x0, x1, i0, key)",
                       "fnad.grad(loss, argnums=(0, 1))(x0, x1, i0, key)"),
-        "grad(jit)": ("fnad.grad(fnad.jit(loss, optimize=OPT), argnums=(0, 1))(x0, x1, i0, key)",
+        "grad(jit)": ("fnad.grad(fnad.jit(loss, **JIT), argnums=(0, 1))(x0, x1, i0, key)",
                       "fnad.grad(loss, argnums=(0, 1))(x0, x1, i0, key)"),
-        "vmap(jit)": ("fnad.vmap(fnad.jit(f, optimize=OPT), in_axes=(0, 0, 0, None))(*batched)",
+        "vmap(jit)": ("fnad.vmap(fnad.jit(f, **JIT), in_axes=(0, 0, 0, None))(*batched)",
                       "fnad.vmap(f, in_axes=(0, 0, 0, None))(*batched)"),
-        "jit(vmap)": ("fnad.jit(fnad.vmap(f, in_axes=(0, 0, 0, None)), optimize=OPT)(*batched)",
+        "jit(vmap)": ("fnad.jit(fnad.vmap(f, in_axes=(0, 0, 0, None)), **JIT)(*batched)",
                       "fnad.vmap(f, in_axes=(0, 0, 0, None))(*batched)")}[check]
     return (f"jit fuzz: check {check!r} on fusion backend {backend!r}, passes off: "
             f"{off or 'none'}: {why}\n--- reproduction (seed {prog.seed}) ---\n"
             "import numpy as np, fnad, fnad.numpy as fnp\nfrom fnad import lax\n"
-            "from fnad._jit import fusion, unroll\n"
-            f"fusion.set_backend({backend!r}); fusion.MIN_SIZE = 2; unroll.MAX_UNROLLED = 4000\n"
+            "from fnad._jit import fusion\n"
+            f"fusion.set_backend({backend!r}); fusion.MIN_SIZE = 2\n"
             + prog.inputs_source() + prog.source() + LOSS_SOURCE
-            + f"OPT = {opt}\nbatched = {_BATCHED_SOURCE}\n"
+            + f"JIT = dict(optimize={opt}, unroll={UNROLL})\nbatched = {_BATCHED_SOURCE}\n"
             + f"print({call})\nprint({eager})  # eager\n")
 
 

@@ -280,7 +280,7 @@ def test_value_and_grad_with_argnums_and_aux():
 
 def test_checkpoint_in_both_orders():
     body = fnad.checkpoint(lambda x: fnp.sin(fnp.tanh(x) * 3.0))
-    g = lambda x: fnp.sum(body(x) ** 2)  # noqa: E731
+    g = lambda x: fnp.sum(body(x) ** 2)
     expect = fnad.grad(lambda x: fnp.sum(fnp.sin(fnp.tanh(x) * 3.0) ** 2))(X)
     _eq(fnad.jit(fnad.grad(g))(X), expect)
     _eq(fnad.grad(fnad.jit(g))(X), expect)
@@ -304,7 +304,7 @@ def _clip_gradient():
 
 def test_custom_vjp_in_both_orders():
     clip = _clip_gradient()
-    g = lambda x: fnp.sum(clip(x) * X * 3.0)  # noqa: E731
+    g = lambda x: fnp.sum(clip(x) * X * 3.0)
     expect = np.clip(X * 3.0, -0.5, 0.5)
     _eq(fnad.grad(g)(X), expect)
     _eq(fnad.jit(fnad.grad(g))(X), expect)  # the custom rule is used inside the trace
@@ -313,7 +313,7 @@ def test_custom_vjp_in_both_orders():
 
 
 def test_stop_gradient_under_jit():
-    g = lambda x: fnp.sum(x * fnad.stop_gradient(x))  # noqa: E731
+    g = lambda x: fnp.sum(x * fnad.stop_gradient(x))
     _eq(fnad.jit(fnad.grad(g))(X), X)
     _eq(fnad.grad(fnad.jit(g))(X), X)
 

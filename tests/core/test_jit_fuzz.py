@@ -11,7 +11,6 @@ import fnad
 import fnad.numpy as fnp
 from fnad._graph import memory
 from fnad._jit import fusion as gf
-from fnad._jit import unroll as gu
 from tests.core import jit_fuzz
 
 
@@ -63,7 +62,7 @@ def _unsafe_dying_own(a, e, j, out, own, roots, last_of_root, taken):
 @pytest.mark.skipif("numba" not in jit_fuzz.BACKENDS, reason="numba is not installed")
 def test_a_planted_aliasing_bug_is_caught_with_a_small_reproduction(monkeypatch):
     monkeypatch.setattr(memory, "_dying_own", _unsafe_dying_own)
-    for module, name in ((gf, "_backend"), (gf, "MIN_SIZE"), (gu, "MAX_UNROLLED")):
+    for module, name in ((gf, "_backend"), (gf, "MIN_SIZE")):
         monkeypatch.setattr(module, name, getattr(module, name))  # the script sets them
     with pytest.raises(jit_fuzz.FuzzFailure) as info:
         for seed in range(40):
@@ -75,7 +74,7 @@ def test_a_planted_aliasing_bug_is_caught_with_a_small_reproduction(monkeypatch)
     assert body.count(" = ") <= 4, text  # shrunk to the few statements that matter
     out = io.StringIO()
     with contextlib.redirect_stdout(out), np.errstate(all="ignore"):
-        exec(text.split("---\n", 1)[1], {})  # noqa: S102 - the reproduction runs as printed
+        exec(text.split("---\n", 1)[1], {})  # the reproduction runs as printed
     assert out.getvalue()
 
 
@@ -109,3 +108,17 @@ def test_inplace_switch():
     assert "out=" in fnad.jit(f)._entry(x).run.source
     assert "out=" not in fnad.jit(f, optimize=set(fnad.jit.PASSES) - {"inplace"})._entry(
         x).run.source
+
+
+def test_the_fuzzer_unrolls_the_scans_it_draws():
+    drawn = 0
+    for seed in range(6):
+        prog = jit_fuzz.generate(seed, families=["scans"])
+        if "lax.scan" not in prog.source():
+            continue
+        drawn += 1
+        ns = prog.namespace()
+        g = jit_fuzz._jit(ns["f"], jit_fuzz.PASSES).graph(*prog.args(ns))
+        assert any(n.startswith("unroll: ") for n in g.notes), g.notes
+        assert "scan" not in g.primitive_counts()
+    assert drawn

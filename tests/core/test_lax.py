@@ -59,8 +59,8 @@ def test_scan_check_grads_order_2():
 
 
 def test_scan_hessian_matches_python_loop():
-    f = lambda w: fnp.sum(rnn_scan(w, H0, XS[:3])[1] ** 2)  # noqa: E731
-    g = lambda w: fnp.sum(rnn_loop(w, H0, XS[:3])[1] ** 2)  # noqa: E731
+    f = lambda w: fnp.sum(rnn_scan(w, H0, XS[:3])[1] ** 2)
+    g = lambda w: fnp.sum(rnn_loop(w, H0, XS[:3])[1] ** 2)
     close(fnad.hessian(f)(W), fnad.hessian(g)(W), 1e-10)
     close(fnad.jacrev(fnad.grad(f))(W), fnad.hessian(g)(W), 1e-10)
 
@@ -200,7 +200,7 @@ def branchy_py(x, y):
 def test_cond_both_branches_values_and_gradients(sign):
     x, y = sign * np.abs(H0), RNG.normal(size=H0.shape)
     close(branchy(x, y), branchy_py(x, y))
-    loss = lambda f: lambda x, y: fnp.sum(f(x, y)[0] ** 2) + fnp.sum(fnp.tanh(f(x, y)[1]))  # noqa
+    loss = lambda f: lambda x, y: fnp.sum(f(x, y)[0] ** 2) + fnp.sum(fnp.tanh(f(x, y)[1]))
     close(fnad.grad(loss(branchy), argnums=(0, 1))(x, y),
           fnad.grad(loss(branchy_py), argnums=(0, 1))(x, y))
     check_grads(branchy, (x, y), order=2)
@@ -264,7 +264,7 @@ def test_while_loop_values_and_jvp():
         k, z = k + 1, z * 0.5 + np.sin(z) * 0.1
     assert int(n) == k and k > 3
     close(y, z)
-    f = lambda x: halving(x)[1]  # noqa: E731
+    f = lambda x: halving(x)[1]
     check_grads(f, (x,), order=2, modes=("fwd",))
     close(fnad.jit(f)(x), z)
     close(fnad.jacfwd(f)(x), fnad.jacfwd(fnad.jit(f))(x))
@@ -356,9 +356,9 @@ def test_nested_scan_cond_and_integer_carry_under_grad_and_jit():
 
 def test_bodies_are_shared_across_calls():
     # a body traced again on each call, closing over new arrays, reuses its derived programs
-    from fnad.lax._graphs import close as close_graph  # noqa: PLC0415
-    from fnad.lax._graphs import trace_flat  # noqa: PLC0415
-    from fnad._core.abstract import aval_of  # noqa: PLC0415
+    from fnad.lax._graphs import close as close_graph
+    from fnad.lax._graphs import trace_flat
+    from fnad._core.abstract import aval_of
 
     def body_closing_over(w):
         return trace_flat(lambda h: fnp.tanh(h @ w), [aval_of(H0)], "body")
@@ -370,29 +370,33 @@ def test_bodies_are_shared_across_calls():
     assert g3 is not g1
 
 
+def _rnn_loss(w, h0, xs):
+    def step(h, x):
+        h = fnp.tanh(x + h @ w)
+        return h, fnp.sum(h)
+    h, ys = lax.scan(step, h0, xs, reverse=True)
+    return fnp.sum(ys) + fnp.sum(h)
+
+
 def test_jit_unrolls_short_scans_bit_identically_and_keeps_long_ones():
-    from fnad._jit import unroll as _graph_unroll
+    vg = fnad.value_and_grad(_rnn_loss)
+    want = fnad.jit(vg, optimize=False)(W, H0, XS)
+    assert "scan" in fnad.jit(vg).graph(W, H0, XS).primitive_counts()  # off by default
+    got = fnad.jit(vg, unroll=4000)(W, H0, XS)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    unrolled = fnad.jit(vg, unroll=4000).graph(W, H0, XS)
+    assert "scan" not in unrolled.primitive_counts()
+    assert any(n.startswith("unroll: 2 scans") for n in unrolled.notes)
+    np.testing.assert_array_equal(fnad.grad(fnad.jit(_rnn_loss, unroll=4000))(W, H0, XS), want[1])
+    kept = fnad.jit(vg, unroll=1)  # too long to unroll: the scans stay
+    np.testing.assert_array_equal(kept(W, H0, XS)[1], want[1])
+    assert kept.graph(W, H0, XS).primitive_counts()["scan"] == 2
+    off = fnad.jit(vg, unroll=4000, optimize=set(fnad.jit.PASSES) - {"unroll"})
+    assert off.graph(W, H0, XS).primitive_counts()["scan"] == 2
 
-    def loss(w, h0, xs):
-        def step(h, x):
-            h = fnp.tanh(x + h @ w)
-            return h, fnp.sum(h)
-        h, ys = lax.scan(step, h0, xs, reverse=True)
-        return fnp.sum(ys) + fnp.sum(h)
 
-    vg = fnad.value_and_grad(loss)
-    old = _graph_unroll.MAX_UNROLLED
-    _graph_unroll.MAX_UNROLLED = 4000  # unrolling is off by default (no gain measured)
-    try:
-        got, want = fnad.jit(vg)(W, H0, XS), fnad.jit(vg, optimize=False)(W, H0, XS)
-        np.testing.assert_array_equal(got[0], want[0])
-        np.testing.assert_array_equal(got[1], want[1])
-        unrolled = fnad.jit(vg).graph(W, H0, XS)
-        assert "scan" not in unrolled.primitive_counts()
-        assert any(n.startswith("unroll: 2 scans") for n in unrolled.notes)
-        _graph_unroll.MAX_UNROLLED = 1  # too long to unroll: the scans stay
-        kept = fnad.jit(vg)
-        np.testing.assert_array_equal(kept(W, H0, XS)[1], want[1])
-        assert kept.graph(W, H0, XS).primitive_counts()["scan"] == 2
-    finally:
-        _graph_unroll.MAX_UNROLLED = old
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_jit_unroll_must_be_a_non_negative_int(bad, error):
+    with pytest.raises(error, match="unroll is the most body equations"):
+        fnad.jit(_rnn_loss, unroll=bad)

@@ -1,8 +1,10 @@
 """The layering of docs/design.md, checked by path: every module of fnad/ belongs to the wing
 its folder names, wings import only wings below them (imports inside functions included),
 fnad/ has no import circle, and the packages above (fnad_nn, fnad_optim) use only fnad's
-public modules. A new file is covered without editing this test; a new folder must be given
-a rank here."""
+public modules. Also the shape the style guide states: the tracer imports neither NumPy nor
+the rest of fnad, each __init__.py re-exports explicitly, no module passes 800 lines, and
+importing fnad changes nothing process-wide. A new file is covered without editing this
+test; a new folder must be given a rank here."""
 
 import ast
 import importlib.util
@@ -142,3 +144,59 @@ def test_runtime_packages_never_import_torch_or_pickle():
             for name in _imports(path):
                 assert name.split(".")[0] not in ("torch", "pickle", "cloudpickle", "dill"), (
                     path, name)
+
+
+PACKAGES = ("fnad", "fnad_nn", "fnad_optim")
+MAX_LINES = 800  # modules under ~500 lines; one past 800 is split
+
+
+def test_the_tracer_knows_neither_numpy_nor_derivatives():
+    for name, line, _ in import_graph.imported_names("fnad._core.tracer",
+                                                     ROOT / "fnad" / "_core" / "tracer.py"):
+        top = name.split(".")[0]
+        assert top not in ("numpy", "cupy", "cupyx") and not (
+            top == "fnad" and _wing(name) != "_core"), (
+            f"fnad/_core/tracer.py:{line} imports {name}: the tracer knows boxes, trace "
+            "levels and primitive calls only")
+
+
+def test_init_files_re_export_explicitly():
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("__init__.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    for a in node.names:
+                        local = a.asname or a.name
+                        explicit = a.asname == a.name.split(".")[-1] and "." not in a.name
+                        assert explicit or local.startswith("_"), (
+                            f"{path.relative_to(ROOT)}:{node.lineno}: write `from ... import "
+                            f"{a.name} as {a.name}` (a re-export) or import it as a private "
+                            "name")
+
+
+def test_no_module_passes_800_lines():
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            n = len(path.read_text().splitlines())
+            assert n <= MAX_LINES, f"{path.relative_to(ROOT)} has {n} lines: split it"
+
+
+def test_importing_fnad_changes_nothing_process_wide():
+    code = """
+import faulthandler, gc, os, signal, sys, threading, warnings
+import numpy as np
+def state():
+    return {"environ": dict(os.environ), "errstate": np.geterr(),
+            "printoptions": np.get_printoptions(), "warnings": list(warnings.filters),
+            "recursion": sys.getrecursionlimit(), "switch": sys.getswitchinterval(),
+            "threads": threading.active_count(), "gc": (gc.isenabled(), gc.get_threshold()),
+            "signals": [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)],
+            "faulthandler": faulthandler.is_enabled(), "excepthook": sys.excepthook}
+before = state()
+import fnad, fnad.numpy, fnad.lax, fnad.random, fnad.scipy, fnad.kernels, fnad.distributed
+import fnad_nn, fnad_optim
+after = state()
+print(sorted(k for k in before if before[k] != after[k]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", (out.stdout, out.stderr)

@@ -201,7 +201,7 @@ def test_custom_vjp_nondiff_argnums_jax_signature():
         return (g * scale * 2 * x, g * fn(x))  # one cotangent per differentiable argument
 
     f.defvjp(fwd, bwd)
-    sq = lambda v: v ** 2  # noqa: E731
+    sq = lambda v: v ** 2
     assert f(sq, 3.0, 2.0) == 18.0
     g = fnad.grad(lambda x, s: f(sq, x, s), argnums=(0, 1))(3.0, 2.0)
     assert g == (12.0, 9.0) and seen == [sq]

@@ -74,7 +74,7 @@ def test_torch_default_layer_inits():
     assert np.all(mha["q"]["b"] == 0) and np.all(mha["o"]["b"] == 0)
     assert np.abs(mha["o"]["w"]).max() <= 1 / math.sqrt(64)
     # parameter counts agree with torch's modules
-    count = lambda t: sum(x.size for x in fnad.tree_leaves(t))  # noqa: E731
+    count = lambda t: sum(x.size for x in fnad.tree_leaves(t))
     assert count(mha) == sum(p.numel() for p in torch.nn.MultiheadAttention(64, 4).parameters())
     assert count(lstm) == sum(p.numel() for p in torch.nn.LSTM(10, 50, 2).parameters())
     assert count(nn.init_gru(key(), 10, 20)) == sum(

@@ -94,7 +94,7 @@ def test_random_with_staged_data_and_seed():
 
 
 def test_uniform_bounds_stay_differentiable_under_jit():
-    g = lambda lo, k: fnp.sum(fr.uniform(k, (5,), np.float64, minval=lo, maxval=3.0))  # noqa
+    g = lambda lo, k: fnp.sum(fr.uniform(k, (5,), np.float64, minval=lo, maxval=3.0))
     _check_grad(g, np.float64(-1.0), KEY)
 
 
@@ -105,7 +105,7 @@ def test_gpt_forward_loss_and_grad():
     params = models.init_gpt(KEY, GPT)
     _check(lambda p, t: models.gpt(p, GPT, t), params, TOK)
     _check(lambda p, c, t: models.gpt(p, c, t), params, GPT, TOK, static=(1,))
-    loss = lambda p, t, y, k: models.token_loss(p, GPT, t, y, key=k, train=True)  # noqa: E731
+    loss = lambda p, t, y, k: models.token_loss(p, GPT, t, y, key=k, train=True)
     _check(loss, params, TOK, TGT, KEY)
     _check_grad(loss, params, TOK, TGT, KEY)
 

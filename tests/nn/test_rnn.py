@@ -57,7 +57,7 @@ def test_cells_torch(kind):
     p = cell_params(d_in, h, GATES[kind])
     mod = {"rnn": torch.nn.RNNCell, "lstm": torch.nn.LSTMCell, "gru": torch.nn.GRUCell}[kind](
         d_in, h, dtype=torch.float64)
-    sd = lambda p: {"weight_ih": p["w_ih"].T, "weight_hh": p["w_hh"].T,  # noqa: E731
+    sd = lambda p: {"weight_ih": p["w_ih"].T, "weight_hh": p["w_hh"].T,
                     "bias_ih": p["b_ih"], "bias_hh": p["b_hh"]}
     x, h0 = randn(2, d_in, seed=1), randn(2, h, seed=2)
     if kind == "lstm":

@@ -82,7 +82,7 @@ SP = [
         np.array([0.7, 2.5, 4.0]), 1.5, p), ((2, 3),), (_u(0.1, 0.9),), None),
 ]
 
-_BESSEL_X = lambda r, s: r.choice([1.0, 4.0, 9.0, 30.0], s) + r.uniform(0, 2, s)  # noqa: E731
+_BESSEL_X = lambda r, s: r.choice([1.0, 4.0, 9.0, 30.0], s) + r.uniform(0, 2, s)
 for _n in ("j0", "j1", "y0", "y1"):
     SP.append(case(f"special.{_n}", "(2,3)", getattr(fsp, _n), ((2, 3),), (_BESSEL_X,), None))
 for _n in ("i0", "i1", "i0e", "i1e"):
@@ -255,7 +255,7 @@ SIG.append(case("scipy.signal.convolve", "(3,)x(5,) valid (swapped)",
 # ----------------------------------------------------------------------------- stats
 
 _X = (2, 3)
-_TWO_SIDED = lambda r, s: r.choice([0.25, 0.75], s) + r.uniform(-0.05, 0.05, s)  # noqa: E731
+_TWO_SIDED = lambda r, s: r.choice([0.25, 0.75], s) + r.uniform(-0.05, 0.05, s)
 _P3 = (3,)
 
 

@@ -145,7 +145,7 @@ def test_linspace_is_linear_in_its_endpoints(data):
     num = data.draw(st.integers(0, 6))
     endpoint = data.draw(st.booleans())
     axis = data.draw(st.sampled_from([0, -1]))
-    f = lambda a, b: fnp.linspace(a, b, num, endpoint=endpoint, axis=axis)  # noqa: E731
+    f = lambda a, b: fnp.linspace(a, b, num, endpoint=endpoint, axis=axis)
     out, (ta, tb) = fnad.jvp(f, (a, b), (np.ones_like(a), np.zeros_like(b)))[0], (
         fnad.jvp(f, (a, b), (np.ones_like(a), np.zeros_like(b)))[1],
         fnad.jvp(f, (a, b), (np.zeros_like(a), np.ones_like(b)))[1])

@@ -4,7 +4,7 @@ simulated device: its `cp` is the simulated CuPy."""
 
 import pytest
 
-from tests.backend.test_gpu_core import *  # noqa: F401, F403 - the GPU tests, collected here
+from tests.backend.test_gpu_core import *  # noqa: F403 - the GPU tests, collected here
 
 pytestmark = pytest.mark.sim_device
 

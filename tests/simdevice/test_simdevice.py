@@ -144,7 +144,7 @@ def test_registration_is_undone_on_exit():
 def test_cupy_is_registered_through_the_same_registry(monkeypatch, sim):
     """CuPy, found on first use, goes through register_device_backend (behind a backend
     registered before it: the simulated device keeps "gpu" until it is uninstalled)."""
-    class ndarray:  # noqa: N801 - CuPy's name, found by its module
+    class ndarray:  # CuPy's name, found by its module
         pass
     ndarray.__module__ = "cupy._core.core"
     fake = types.SimpleNamespace(ndarray=ndarray, cuda=types.SimpleNamespace(
