@@ -81,14 +81,14 @@ def test_kernels_and_jit_report_a_bad_setting_by_name(clean):
 # ----------------------------------------------------------------------------- values
 
 def test_defaults_when_unset_or_empty(clean):
-    want = {"FNAD_NUM_THREADS": None, "FNAD_CPU_KERNELS": "numba", "FNAD_MALLOC": "keep",
-            "FNAD_FUSION": None, "FNAD_PARALLEL_MIN": 1 << 62, "FNAD_CACHE_DIR": None,
-            "FNAD_DATA_DIR": None, "FNAD_OFFLINE": False, "FNAD_NCCL": None,
-            "FNAD_CUDA_AWARE_MPI": False}
-    assert {name: setting(name) for name in SETTINGS} == want
+    defaults = {name: s.default for name, s in SETTINGS.items()}
+    assert {name: setting(name) for name in SETTINGS} == defaults
     for name in SETTINGS:
         clean.setenv(name, "")
-    assert {name: setting(name) for name in SETTINGS} == want
+    assert {name: setting(name) for name in SETTINGS} == defaults
+    assert (defaults["FNAD_NUM_THREADS"], defaults["FNAD_CPU_KERNELS"], defaults["FNAD_FUSION"],
+            defaults["FNAD_PARALLEL_MIN"], defaults["FNAD_OFFLINE"]) == (None, "numba", None,
+                                                                       1 << 62, False)
 
 
 ALLOWED = [("FNAD_NUM_THREADS", " 3 ", 3), ("FNAD_CPU_KERNELS", "NumPy", "numpy"),
