@@ -32,7 +32,9 @@ each), with `to_front`, `all_to_front`, `batch_size`, `logical_ndim` and `batch_
 
 Also exported for code above the core (fnad_nn, fnad_optim, your own primitives):
 `array_module` (numpy or cupy, by the arrays given), `unbroadcast`, `shape`, `ndim`,
-`dtype_of`, `norm_axes`, and `PRIMITIVES` (every primitive created).
+`dtype_of`, `norm_axes`, and `PRIMITIVES` (every primitive created); and the environment:
+`setting` (an `FNAD_*` setting, checked: docs/settings.md), `environ_get` (another declared
+variable), `cache_dir` (fnad's cache directory), `SettingError`.
 """
 
 from ._core.abstract import AbstractEvalError as AbstractEvalError
@@ -68,6 +70,10 @@ from ._core.rules import defjvp_all as defjvp_all
 from ._core.rules import defjvp_linear as defjvp_linear
 from ._core.rules import defvjp as defvjp
 from ._core.rules import defvjp_all as defvjp_all
+from ._core.settings import SettingError as SettingError
+from ._core.settings import cache_dir as cache_dir
+from ._core.settings import environ_get as environ_get
+from ._core.settings import setting as setting
 from ._core.shapes import dtype_of as dtype_of
 from ._core.shapes import ndim as ndim
 from ._core.shapes import norm_axes as norm_axes

@@ -23,6 +23,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from fnad.extend import environ_get
 
 __all__ = ["set_threads", "parallel_map", "parallel_rows", "scratch", "MIN_BYTES"]
 
@@ -32,8 +33,9 @@ def _default_threads():
     """2, or fewer where the machine or OPENBLAS_NUM_THREADS / OMP_NUM_THREADS allow fewer."""
     n = min(2, os.cpu_count() or 1)
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
-        if os.environ.get(var, "").strip().isdigit():
-            return max(1, min(n, int(os.environ[var])))
+        text = (environ_get(var) or "").strip()
+        if text.isdigit():
+            return max(1, min(n, int(text)))
     return n
 
 

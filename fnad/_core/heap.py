@@ -17,8 +17,9 @@ library is not glibc, and `FNAD_MALLOC=system` turns it off.
 
 import ctypes
 import ctypes.util
-import os
 import sys
+
+from .settings import setting
 
 __all__ = ["keep_freed_memory", "MMAP_THRESHOLD", "TRIM_THRESHOLD"]
 
@@ -38,8 +39,7 @@ def keep_freed_memory():
 
 
 def _set_thresholds():
-    if os.environ.get("FNAD_MALLOC", "").lower() == "system" or not sys.platform.startswith(
-            "linux"):
+    if setting("FNAD_MALLOC") == "system" or not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")

@@ -24,11 +24,10 @@ from its own math library and may differ from NumPy's in the last bits. CuPy gra
 left unfused.
 """
 
-import os
-
 import numpy as np
 
 from .._core.abstract import ShapedArray
+from .._core.settings import setting
 from .._core.tracer import Primitive
 from .._graph.graph import Graph
 from .._graph.ir import Eqn, Var, rebuild
@@ -82,10 +81,11 @@ def get_backend():
     """The fusion backend in use (FNAD_FUSION, else the fastest importable one)."""
     global _backend
     if _backend is None:
-        env = os.environ.get("FNAD_FUSION")
-        _backend = env if env else available_backends()[0]
-        if env:
-            set_backend(env)
+        name = setting("FNAD_FUSION")
+        if name:
+            set_backend(name)
+        else:
+            _backend = available_backends()[0]
     return _backend
 
 

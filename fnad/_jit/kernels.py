@@ -26,13 +26,15 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["supports", "build", "PARALLEL_MIN", "cache_dir", "negates"]
+from .._core.settings import kernel_cache_dir, setting
+
+__all__ = ["supports", "build", "PARALLEL_MIN", "negates"]
 
 # The parallel (prange) variant runs from this many elements: by default never (FNAD_PARALLEL_MIN
 # sets it). Measured on the 2-core CI machine under load, numba's OpenMP threads spin-wait
 # after each parallel loop and make the serial work that follows 20-100x slower; even with
 # a passive wait a 262k-element kernel took 300-400 us parallel against 60-90 us serial.
-PARALLEL_MIN = int(os.environ.get("FNAD_PARALLEL_MIN", 1 << 62))
+PARALLEL_MIN = setting("FNAD_PARALLEL_MIN")
 
 # numba computes float math one element at a time through libm: tanh/exp/log/sin... run
 # 20x slower there than NumPy's SIMD loops (float32 tanh: 60-80 ns against 3 ns an element,
@@ -152,12 +154,6 @@ def build(kernel, numpy_run):
 
 
 # --------------------------------------------------------------------------- numba
-def cache_dir():
-    d = os.environ.get("FNAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                         "fnad")
-    return os.path.join(d, "kernels")
-
-
 # NumPy's choices on signed zeros and NaN (as its loops on this machine give them, checked by
 # tests/core/test_jit_opt.py), where numba's own versions pick the other zero
 _NB_TEMPLATES = {
@@ -287,7 +283,7 @@ def _load(source):
     mod = _loaded.get(digest)
     if mod is not None:
         return mod
-    d = cache_dir()
+    d = str(kernel_cache_dir())
     try:
         os.makedirs(d, exist_ok=True)
     except OSError:  # no writable cache: this process's kernels only

@@ -19,22 +19,18 @@ their next collective forever. An MPI world therefore installs two things:
 """
 
 import atexit
-import os
 import sys
 import traceback
 
 import numpy as np
 
 from .._core.backend import cupy_or_none
+from .._core.settings import LAUNCHER_VARS, launcher_env, setting
 from ._agree import agree
 
 __all__ = ["World", "initialize", "world", "process_index", "process_count", "barrier",
            "DistributedError", "launched_by_mpi", "LAUNCHER_VARS"]
 
-# Environment variables that MPI launchers set in the processes they start: MPICH's and
-# Intel MPI's hydra (PMI_*), Open MPI, PMIx, MVAPICH.
-LAUNCHER_VARS = ("PMI_SIZE", "PMI_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
-                 "MV2_COMM_WORLD_SIZE")
 _EXIT_TAG = 23  # tag of the exit notices, on a communicator of their own
 
 
@@ -44,12 +40,12 @@ class DistributedError(RuntimeError):
 
 def launched_by_mpi(environ=None):
     """Whether an MPI launcher (mpiexec, mpirun, srun with PMI) started this process."""
-    env = os.environ if environ is None else environ
+    env = launcher_env() if environ is None else environ
     return any(v in env for v in LAUNCHER_VARS)
 
 
 def _launcher_size(environ=None):
-    env = os.environ if environ is None else environ
+    env = launcher_env() if environ is None else environ
     for v in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"):
         if env.get(v, "").isdigit():
             return int(env[v])
@@ -150,11 +146,6 @@ def world():
     return _WORLD if _WORLD is not None else initialize()
 
 
-def _env_flag(name):
-    v = os.environ.get(name, "").strip().lower()
-    return None if v == "" else v not in ("0", "false", "no", "off")
-
-
 def initialize(mpi=None, *, cuda_aware_mpi=None, nccl=None):
     """Join the job's processes; idempotent. Returns the `World`.
 
@@ -184,9 +175,9 @@ def initialize(mpi=None, *, cuda_aware_mpi=None, nccl=None):
         _check_same_options(_WORLD, mpi, cuda_aware_mpi, nccl)
         return _WORLD
     if cuda_aware_mpi is None:
-        cuda_aware_mpi = bool(_env_flag("FNAD_CUDA_AWARE_MPI"))
+        cuda_aware_mpi = setting("FNAD_CUDA_AWARE_MPI")
     if nccl is None:
-        nccl = _env_flag("FNAD_NCCL")
+        nccl = setting("FNAD_NCCL")
     if mpi is None:
         mpi = launched_by_mpi()
         if not mpi:

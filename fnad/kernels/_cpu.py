@@ -13,10 +13,9 @@ and erfc fit (1.2e-7); docs/jit.md states the tolerance, tests/nn/test_cpu_kerne
 checks it against float64.
 """
 
-import os
-
 import numpy as np
 
+from .._core.settings import setting
 from ._threads import run_ranges
 
 __all__ = ["available", "gelu", "gelu_grad_mul", "attention_softmax", "softmax_vjp",
@@ -38,7 +37,7 @@ def _numba_loops():
 
 def available():
     """True when the kernels run (numba importable, FNAD_CPU_KERNELS not 'numpy')."""
-    return os.environ.get("FNAD_CPU_KERNELS", "").lower() != "numpy" and bool(_numba_loops())
+    return setting("FNAD_CPU_KERNELS") != "numpy" and bool(_numba_loops())
 
 
 def _plain32(*arrays):

@@ -19,6 +19,8 @@ import os
 import queue
 import threading
 
+from .._core.settings import setting
+
 __all__ = ["num_threads", "run_ranges", "MIN_WORK"]
 
 # elements: below this a kernel runs on the calling thread alone (handing ranges to the
@@ -28,9 +30,9 @@ MIN_WORK = 1 << 19
 
 def num_threads():
     """Threads the kernels use: FNAD_NUM_THREADS, else the CPUs this process may run on."""
-    env = os.environ.get("FNAD_NUM_THREADS")
-    if env:
-        return max(1, int(env))
+    n = setting("FNAD_NUM_THREADS")
+    if n is not None:
+        return n
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux

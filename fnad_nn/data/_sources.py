@@ -12,6 +12,8 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from fnad.extend import cache_dir, setting
+
 __all__ = ["SOURCES", "MissingDataError", "data_dirs", "cache_dir", "resolve_files", "download",
            "offline"]
 
@@ -50,23 +52,14 @@ SOURCES = {
 }
 
 
-def cache_dir():
-    """The download cache: `$FNAD_CACHE_DIR`, else `$XDG_CACHE_HOME/fnad`, else
-    `~/.cache/fnad`."""
-    if os.environ.get("FNAD_CACHE_DIR"):
-        return Path(os.environ["FNAD_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "fnad"
-
-
 def data_dirs(name, path=None):
     """The directories searched for data set `name`, in order: `path` (if given, and only
     it), else `$FNAD_DATA_DIR/<name>` (if set), then `<cache_dir()>/<name>`."""
     if path is not None:
         return [Path(path)]
     dirs = []
-    if os.environ.get("FNAD_DATA_DIR"):
-        dirs.append(Path(os.environ["FNAD_DATA_DIR"]) / name)
+    if setting("FNAD_DATA_DIR"):
+        dirs.append(Path(setting("FNAD_DATA_DIR")) / name)
     dirs.append(cache_dir() / name)
     return dirs
 
@@ -144,9 +137,9 @@ class MissingDataError(FileNotFoundError):
 
 
 def offline():
-    """Whether downloads are off for this process: `$FNAD_OFFLINE` is set to anything but
-    "" or "0" (tests and machines without network set it, so that nothing tries to)."""
-    return os.environ.get("FNAD_OFFLINE", "") not in ("", "0")
+    """Whether downloads are off for this process: `$FNAD_OFFLINE` is 1 (or true, yes, on;
+    tests and machines without network set it, so that nothing tries to)."""
+    return setting("FNAD_OFFLINE")
 
 
 def _missing_message(name, missing, dirs, why):
