@@ -17,12 +17,15 @@ differentiated is the sum over processes of each process's output, so
 Every JVP is the collective applied to the tangents (they are all linear). A batched leaf
 (vmap) has its batch axis moved to the front and its axis shifted by one.
 
-A new collective is a `collective(...)` call here, with its run in an MPI world (through
-`bucketed`) and in one process, and its public function in _collectives.py.
+A new collective is a `collective(...)` call here, with its run in an MPI world (one
+`bucketed` call) and in one process; its public function goes in _collectives.py (through
+`_apply`) and is re-exported by __init__.py. Only a new kind of message adds a method to
+the `Transport` protocol and its transports (_transport.py).
 """
 
 from functools import partial
 
+from .._batching.families import to_front
 from .._core.backend import array_module
 from .._core.rules import defabstract_eval, defbatch, defjvp_all, defvjp_all
 from .._core.tracer import primitive
@@ -86,7 +89,7 @@ def _batch(p, args, dims, **params):
         return list(p(*args, **params)), tuple(dims)
     vals, axes, out_dims = [], [], []
     for x, d, a in zip(args, dims, params["axes"]):
-        vals.append(x if d in (None, 0) else fnp.moveaxis(x, d, 0))
+        vals.append(to_front(x, d))
         axes.append(a if d is None else a + 1)
         out_dims.append(None if d is None else 0)
     return list(p(*vals, **dict(params, axes=tuple(axes)))), tuple(out_dims)
