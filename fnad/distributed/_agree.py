@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-from .._core.backend import is_cupy_array
+from .._core.backend import is_device_array
 
 __all__ = ["Layout", "layout_of", "agree", "describe", "mismatch_message",
            "CollectiveMismatchError"]
@@ -80,7 +80,7 @@ def layout_of(treedef):
 
 
 def _device(x):
-    return "gpu" if is_cupy_array(x) else "cpu"
+    return "gpu" if is_device_array(x) else "cpu"
 
 
 def describe(name, params, layout, leaves):

@@ -30,10 +30,17 @@ def _operand(x, name, path):
     return x
 
 
-def _flat(tree, name):
+def _apply(p, name, tree, bucket_bytes, prepare=None):
+    """The collective primitive `p` over the leaves of `tree` (a tree without leaves comes
+    back as it is), with the params `prepare(leaves, layout)` returns after checking them."""
     leaves, treedef = tree_flatten(tree)
     layout = layout_of(treedef)
-    return [_operand(x, name, p) for x, p in zip(leaves, layout.paths)], treedef, layout
+    leaves = [_operand(x, name, path) for x, path in zip(leaves, layout.paths)]
+    if not leaves:
+        return tree
+    params = prepare(leaves, layout) if prepare is not None else {}
+    out = p(*leaves, **params, layout=layout, bucket_bytes=_bucket(bucket_bytes, name))
+    return tree_unflatten(treedef, list(out))
 
 
 def _bucket(bucket_bytes, name):
@@ -64,16 +71,16 @@ def psum(tree, *, bucket_bytes=None):
     Example:
       total = dist.psum({"loss": loss_sum, "count": n_examples})
     """
-    leaves, treedef, layout = _flat(tree, "psum")
+    return _apply(psum_p, "psum", tree, bucket_bytes, _no_bools)
+
+
+def _no_bools(leaves, layout):
     for x, p in zip(leaves, layout.paths):
         if x.dtype == np.bool_:
             raise TypeError(f"psum: the leaf at {p} is bool; a sum of booleans is not a bool. "
                             "Cast it (x.astype(np.int32)) to count the processes where it "
                             "holds, or all_gather it to see every process's value.")
-    if not leaves:
-        return tree
-    out = psum_p(*leaves, layout=layout, bucket_bytes=_bucket(bucket_bytes, "psum"))
-    return tree_unflatten(treedef, list(out))
+    return {}
 
 
 def pmean(tree, *, bucket_bytes=None):
@@ -126,18 +133,16 @@ def all_gather(tree, axis=0, *, tiled=False, bucket_bytes=None):
       losses = dist.all_gather(loss)                 # shape (process_count(),)
       rows = dist.all_gather(x, tiled=True)          # the global batch, in process order
     """
-    leaves, treedef, layout = _flat(tree, "all_gather")
-    if tiled:
-        for x, p in zip(leaves, layout.paths):
-            if not x.shape:
-                raise ValueError(f"all_gather: tiled=True concatenates along an existing "
-                                 f"axis, but the leaf at {p} is 0-d; use tiled=False.")
-    if not leaves:
-        return tree
-    axes = _axes(leaves, layout, axis, "all_gather", 0 if tiled else 1)
-    out = all_gather_p(*leaves, axes=axes, tiled=bool(tiled), layout=layout,
-                       bucket_bytes=_bucket(bucket_bytes, "all_gather"))
-    return tree_unflatten(treedef, list(out))
+    def prepare(leaves, layout):
+        if tiled:
+            for x, p in zip(leaves, layout.paths):
+                if not x.shape:
+                    raise ValueError(f"all_gather: tiled=True concatenates along an existing "
+                                     f"axis, but the leaf at {p} is 0-d; use tiled=False.")
+        axes = _axes(leaves, layout, axis, "all_gather", 0 if tiled else 1)
+        return {"axes": axes, "tiled": bool(tiled)}
+
+    return _apply(all_gather_p, "all_gather", tree, bucket_bytes, prepare)
 
 
 def psum_scatter(tree, scatter_dimension=0, *, tiled=False, bucket_bytes=None):
@@ -152,23 +157,22 @@ def psum_scatter(tree, scatter_dimension=0, *, tiled=False, bucket_bytes=None):
     Example:
       my_rows = dist.psum_scatter(grad_rows, tiled=True)   # the sum, 1/N of the rows each
     """
-    leaves, treedef, layout = _flat(tree, "psum_scatter")
-    if not leaves:
-        return tree
-    axes = _axes(leaves, layout, scatter_dimension, "psum_scatter", 0)
-    n = process_count()
-    for x, a, p in zip(leaves, axes, layout.paths):
-        if x.dtype == np.bool_:
-            raise TypeError(f"psum_scatter: the leaf at {p} is bool; cast it to an integer.")
-        size = x.shape[a]
-        if (size % n) if tiled else (size != n):
-            need = f"a multiple of {n}" if tiled else f"exactly {n}"
-            raise ValueError(f"psum_scatter: the leaf at {p} has shape {tuple(x.shape)}; with "
-                             f"{n} processes and tiled={tiled}, its axis {a} must have size "
-                             f"{need} (one block per process).")
-    out = psum_scatter_p(*leaves, axes=axes, tiled=bool(tiled), layout=layout,
-                         bucket_bytes=_bucket(bucket_bytes, "psum_scatter"))
-    return tree_unflatten(treedef, list(out))
+    def prepare(leaves, layout):
+        axes = _axes(leaves, layout, scatter_dimension, "psum_scatter", 0)
+        n = process_count()
+        for x, a, p in zip(leaves, axes, layout.paths):
+            if x.dtype == np.bool_:
+                raise TypeError(f"psum_scatter: the leaf at {p} is bool; cast it to an "
+                                "integer.")
+            size = x.shape[a]
+            if (size % n) if tiled else (size != n):
+                need = f"a multiple of {n}" if tiled else f"exactly {n}"
+                raise ValueError(f"psum_scatter: the leaf at {p} has shape {tuple(x.shape)}; "
+                                 f"with {n} processes and tiled={tiled}, its axis {a} must "
+                                 f"have size {need} (one block per process).")
+        return {"axes": axes, "tiled": bool(tiled)}
+
+    return _apply(psum_scatter_p, "psum_scatter", tree, bucket_bytes, prepare)
 
 
 def broadcast(tree, root=0, *, bucket_bytes=None):
@@ -184,12 +188,8 @@ def broadcast(tree, root=0, *, bucket_bytes=None):
     n = process_count()
     if not isinstance(root, (int, np.integer)) or not 0 <= root < n:
         raise ValueError(f"broadcast: root={root!r} must be a process index, 0 to {n - 1}.")
-    leaves, treedef, layout = _flat(tree, "broadcast")
-    if not leaves:
-        return tree
-    out = broadcast_p(*leaves, root=int(root), layout=layout,
-                      bucket_bytes=_bucket(bucket_bytes, "broadcast"))
-    return tree_unflatten(treedef, list(out))
+    return _apply(broadcast_p, "broadcast", tree, bucket_bytes,
+                  lambda leaves, layout: {"root": int(root)})
 
 
 def process_key(key):

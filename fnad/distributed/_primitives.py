@@ -16,29 +16,91 @@ differentiated is the sum over processes of each process's output, so
 
 Every JVP is the collective applied to the tangents (they are all linear). A batched leaf
 (vmap) has its batch axis moved to the front and its axis shifted by one.
+
+A new collective is a `collective(...)` call here, with its run in an MPI world (one
+`bucketed` call) and in one process; its public function goes in _collectives.py (through
+`_apply`) and is re-exported by __init__.py. Only a new kind of message adds a method to
+the `Transport` protocol and its transports (_transport.py).
 """
 
-import numpy as np
+from functools import partial
 
+from .._batching.families import to_front
 from .._core.backend import array_module
 from .._core.rules import defabstract_eval, defbatch, defjvp_all, defvjp_all
 from .._core.tracer import primitive
 from .. import numpy as fnp
 from ._agree import agree
-from ._buckets import aligned_offsets, buckets, empty, groups, reduction_dtype
-from ._transport import transport_for
+from ._buckets import bucketed
 from ._world import world
 
 __all__ = ["psum_p", "all_gather_p", "psum_scatter_p", "broadcast_p", "gathered_shape",
-           "scattered_shape"]
+           "scattered_shape", "collective"]
 
 
-def _bytes(x):
-    return x.reshape(-1).view(np.uint8)
+# ----------------------------------------------------------------------------- one shape
+
+def collective(name, remote, local, *, vjp, shape=None, primitive_name=None):
+    """A collective over every leaf of a tree, as a primitive with all its rules.
+
+    `remote(w, xs, bucket_bytes, **params)` runs it in an MPI world `w`, once the processes
+    agree on the call (its name and params, the leaves' layout, shapes and dtypes);
+    `local(xs, **params)` in the one-process world. `vjp` is its VJP rule (`defvjp_all`);
+    `shape(shape, axis, tiled, n)` a result leaf's shape (None: the operand's). It is
+    linear: its JVP is itself on the tangents. Per-leaf params are called `axes`.
+    """
+    def impl(*xs, layout, bucket_bytes, **params):
+        w = world()
+        if w.local:
+            return tuple(local(xs, **params))
+        agree(w, name, tuple(sorted(params.items())), layout, xs)
+        return tuple(remote(w, xs, bucket_bytes, **params))
+
+    p = primitive(impl, primitive_name or name, multiple_results=True)
+    defvjp_all(p, vjp)
+    defjvp_all(p, partial(_linear_jvp, p))
+    defbatch(p, partial(_batch, p))
+    defabstract_eval(p, partial(_avals, shape))
+    return p
 
 
-def _count():
-    return world().count
+def _per_leaf(params, idx):
+    """`params` for the leaves at positions `idx` only."""
+    out = dict(params, layout=params["layout"].select(idx))
+    if "axes" in out:
+        out["axes"] = tuple(out["axes"][i] for i in idx)
+    return out
+
+
+def _linear_jvp(p, tangents, ans, *xs, **params):
+    """The JVP of a linear collective: itself on the tangents there are, spread back."""
+    idx = [i for i, t in enumerate(tangents) if t is not None]
+    outs = p(*[tangents[i] for i in idx], **_per_leaf(params, idx))
+    full = [None] * len(xs)
+    for i, o in zip(idx, outs):
+        full[i] = o
+    return tuple(full)
+
+
+def _batch(p, args, dims, **params):
+    """vmap: leaf by leaf where there are no `axes`; else batched leaves with their batch
+    axis first and their axis shifted past it."""
+    if "axes" not in params:
+        return list(p(*args, **params)), tuple(dims)
+    vals, axes, out_dims = [], [], []
+    for x, d, a in zip(args, dims, params["axes"]):
+        vals.append(to_front(x, d))
+        axes.append(a if d is None else a + 1)
+        out_dims.append(None if d is None else 0)
+    return list(p(*vals, **dict(params, axes=tuple(axes)))), tuple(out_dims)
+
+
+def _avals(shape, *avals, **params):
+    if shape is None:
+        return tuple(avals)
+    n = world().count
+    return tuple(a.update(shape=shape(a.shape, ax, params["tiled"], n))
+                 for a, ax in zip(avals, params["axes"]))
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -57,8 +119,9 @@ def scattered_shape(shape, axis, tiled, n):
     return shape[:axis] + shape[axis + 1:]
 
 
-def _place(xp, stacked, axis, tiled):
+def _gathered(stacked, axis, tiled):
     """A gathered leaf from its copies stacked along a new first axis (process order)."""
+    xp = array_module(stacked)
     moved = stacked if axis == 0 else xp.moveaxis(stacked, 0, axis)
     if not tiled:
         return moved if axis == 0 else xp.ascontiguousarray(moved)
@@ -66,241 +129,62 @@ def _place(xp, stacked, axis, tiled):
     return moved.reshape(gathered_shape(shape, axis, True, stacked.shape[0]))
 
 
+def _scattered(block, shape, axis, tiled, n):
+    """This process's block of a leaf of `shape`, from its values."""
+    rest = shape[:axis] + shape[axis + 1:]
+    if not tiled:
+        return block.reshape(rest)
+    return array_module(block).moveaxis(block.reshape((shape[axis] // n,) + rest), 0, axis)
+
+
 # ----------------------------------------------------------------------------- psum
 
-def _psum_impl(*xs, layout, bucket_bytes):
-    w = world()
-    if w.local:
-        return tuple(xs)
-    agree(w, "psum", (), layout, xs)
-    out = [None] * len(xs)
-    for xp, dtype, idx in groups(xs, by_dtype=True):
-        rdt = reduction_dtype(dtype)
-        t = transport_for(w, xs[idx[0]])
-        for run in buckets([xs[i].size * rdt.itemsize for i in idx], bucket_bytes):
-            pos = [idx[k] for k in run]
-            if len(pos) == 1:  # a leaf alone: straight from its memory, no packing
-                x = xs[pos[0]]
-                send = xp.asarray(x, dtype=rdt, order="C")
-                recv = send if send is not x else empty(xp, x.shape, rdt)
-                t.allreduce(send, recv)
-                out[pos[0]] = recv.astype(dtype, copy=False)
-                continue
-            buf = empty(xp, (sum(xs[i].size for i in pos),), rdt)
-            off = 0
-            for i in pos:
-                buf[off:off + xs[i].size] = xs[i].reshape(-1)
-                off += xs[i].size
-            t.allreduce(buf, buf)
-            off = 0
-            for i in pos:
-                piece = buf[off:off + xs[i].size].reshape(xs[i].shape)
-                out[i] = piece.astype(dtype, copy=False)
-                off += xs[i].size
-    return tuple(out)
+def _psum(w, xs, bucket_bytes):
+    out = bucketed(w, xs, bucket_bytes, lambda t, s, r: t.allreduce(s, r), reduce=True,
+                   reuse=True)
+    return [o.reshape(x.shape) for o, x in zip(out, xs)]
 
 
-psum_p = primitive(_psum_impl, "psum", multiple_results=True)
-
-
-def _psum_vjp(g, ans, *xs, **kw):
-    return tuple(psum_p(*g, **kw))
-
-
-def _psum_jvp(tangents, ans, *xs, layout, bucket_bytes):
-    idx = [i for i, t in enumerate(tangents) if t is not None]
-    outs = psum_p(*[tangents[i] for i in idx], layout=layout.select(idx),
-                  bucket_bytes=bucket_bytes)
-    return _spread(outs, idx, len(xs))
-
-
-def _spread(outs, idx, n):
-    full = [None] * n
-    for i, o in zip(idx, outs):
-        full[i] = o
-    return tuple(full)
-
-
-defvjp_all(psum_p, _psum_vjp)
-defjvp_all(psum_p, _psum_jvp)
-defbatch(psum_p, lambda args, dims, **kw: (list(psum_p(*args, **kw)), tuple(dims)))
-defabstract_eval(psum_p, lambda *avals, **kw: tuple(avals))
+psum_p = collective("psum", _psum, lambda xs: xs,
+                    vjp=lambda g, ans, *xs, **kw: tuple(psum_p(*g, **kw)))
 
 
 # ----------------------------------------------------------------------------- all_gather
 
-def _all_gather_impl(*xs, axes, tiled, layout, bucket_bytes):
-    w = world()
-    if w.local:
-        return tuple(_place(array_module(x), x[None], a, tiled) for x, a in zip(xs, axes))
-    agree(w, "all_gather", (("axes", axes), ("tiled", tiled)), layout, xs)
+def _all_gather(w, xs, bucket_bytes, axes, tiled):
     n = w.count
-    stacked = [None] * len(xs)
-    for xp, _, idx in groups(xs, by_dtype=False):
-        t = transport_for(w, xs[idx[0]])
-        for run in buckets([xs[i].nbytes for i in idx], bucket_bytes):
-            pos = [idx[k] for k in run]
-            if len(pos) == 1:
-                x = xp.asarray(xs[pos[0]], order="C")
-                recv = empty(xp, (n,) + x.shape, x.dtype)
-                t.allgather(x, recv)
-                stacked[pos[0]] = recv
-                continue
-            offsets, total = aligned_offsets([xs[i].nbytes for i in pos])
-            buf = empty(xp, (total,), np.uint8)
-            for i, o in zip(pos, offsets):
-                buf[o:o + xs[i].nbytes] = _bytes(xp.asarray(xs[i], order="C"))
-            recv = empty(xp, (n, total), np.uint8)
-            t.allgather(buf, recv)
-            for i, o in zip(pos, offsets):
-                raw = xp.ascontiguousarray(recv[:, o:o + xs[i].nbytes])
-                stacked[i] = raw.view(xs[i].dtype).reshape((n,) + xs[i].shape)
-    return tuple(_place(array_module(s), s, a, tiled) for s, a in zip(stacked, axes))
+    out = bucketed(w, xs, bucket_bytes, lambda t, s, r: t.allgather(s, r), reduce=False,
+                   out_rows=n)
+    return [_gathered(o.reshape((n,) + x.shape), a, tiled) for o, x, a in zip(out, xs, axes)]
 
 
-all_gather_p = primitive(_all_gather_impl, "all_gather", multiple_results=True)
-
-
-def _gather_avals(*avals, axes, tiled, **kw):
-    n = _count()
-    return tuple(a.update(shape=gathered_shape(a.shape, ax, tiled, n))
-                 for a, ax in zip(avals, axes))
-
-
-def _gather_jvp(tangents, ans, *xs, axes, tiled, layout, bucket_bytes):
-    idx = [i for i, t in enumerate(tangents) if t is not None]
-    outs = all_gather_p(*[tangents[i] for i in idx], axes=tuple(axes[i] for i in idx),
-                        tiled=tiled, layout=layout.select(idx), bucket_bytes=bucket_bytes)
-    return _spread(outs, idx, len(xs))
-
-
-def _front(args, dims, axes):
-    """Batched leaves with their batch axis first and their axis shifted past it."""
-    vals, new_axes, out_dims = [], [], []
-    for x, d, a in zip(args, dims, axes):
-        if d is None:
-            vals.append(x)
-            new_axes.append(a)
-            out_dims.append(None)
-        else:
-            vals.append(x if d == 0 else fnp.moveaxis(x, d, 0))
-            new_axes.append(a + 1)
-            out_dims.append(0)
-    return vals, tuple(new_axes), tuple(out_dims)
-
-
-def _gather_batch(args, dims, *, axes, **kw):
-    vals, axes, out_dims = _front(args, dims, axes)
-    return list(all_gather_p(*vals, axes=axes, **kw)), out_dims
-
-
-defvjp_all(all_gather_p, lambda g, ans, *xs, **kw: tuple(psum_scatter_p(*g, **kw)))
-defjvp_all(all_gather_p, _gather_jvp)
-defbatch(all_gather_p, _gather_batch)
-defabstract_eval(all_gather_p, _gather_avals)
+all_gather_p = collective(
+    "all_gather", _all_gather,
+    lambda xs, axes, tiled: [_gathered(x[None], a, tiled) for x, a in zip(xs, axes)],
+    vjp=lambda g, ans, *xs, **kw: tuple(psum_scatter_p(*g, **kw)), shape=gathered_shape)
 
 
 # ----------------------------------------------------------------------------- psum_scatter
 
-def _psum_scatter_impl(*xs, axes, tiled, layout, bucket_bytes):
-    w = world()
-    if w.local:
-        return tuple(x if tiled else array_module(x).squeeze(x, a) for x, a in zip(xs, axes))
-    agree(w, "psum_scatter", (("axes", axes), ("tiled", tiled)), layout, xs)
-    n = w.count
-    out = [None] * len(xs)
-    for xp, dtype, idx in groups(xs, by_dtype=True):
-        rdt = reduction_dtype(dtype)
-        t = transport_for(w, xs[idx[0]])
-        for run in buckets([xs[i].size * rdt.itemsize for i in idx], bucket_bytes):
-            pos = [idx[k] for k in run]
-            # each leaf as n rows (its n blocks along its axis), the rows side by side
-            rows = [xp.moveaxis(xs[i], axes[i], 0).reshape(n, xs[i].size // n) for i in pos]
-            widths = [r.shape[1] for r in rows]
-            if len(pos) == 1:
-                send = xp.asarray(rows[0], dtype=rdt, order="C")
-            else:
-                send = empty(xp, (n, sum(widths)), rdt)
-                off = 0
-                for r, wd in zip(rows, widths):
-                    send[:, off:off + wd] = r
-                    off += wd
-            recv = empty(xp, (sum(widths),), rdt)
-            t.reduce_scatter(send, recv)
-            off = 0
-            for i, wd in zip(pos, widths):
-                out[i] = _unscatter(xp, recv[off:off + wd].astype(dtype, copy=False),
-                                    xs[i].shape, axes[i], tiled, n)
-                off += wd
-    return tuple(out)
+def _psum_scatter(w, xs, bucket_bytes, axes, tiled):
+    out = bucketed(w, xs, bucket_bytes, lambda t, s, r: t.reduce_scatter(s, r), reduce=True,
+                   split_axes=axes)
+    return [_scattered(o, x.shape, a, tiled, w.count) for o, x, a in zip(out, xs, axes)]
 
 
-def _unscatter(xp, block, shape, axis, tiled, n):
-    """This process's block of a leaf of `shape`, from its flat values."""
-    rest = shape[:axis] + shape[axis + 1:]
-    if not tiled:
-        return block.reshape(rest)
-    return xp.moveaxis(block.reshape((shape[axis] // n,) + rest), 0, axis)
-
-
-psum_scatter_p = primitive(_psum_scatter_impl, "psum_scatter", multiple_results=True)
-
-
-def _scatter_avals(*avals, axes, tiled, **kw):
-    n = _count()
-    return tuple(a.update(shape=scattered_shape(a.shape, ax, tiled, n))
-                 for a, ax in zip(avals, axes))
-
-
-def _scatter_jvp(tangents, ans, *xs, axes, tiled, layout, bucket_bytes):
-    idx = [i for i, t in enumerate(tangents) if t is not None]
-    outs = psum_scatter_p(*[tangents[i] for i in idx], axes=tuple(axes[i] for i in idx),
-                          tiled=tiled, layout=layout.select(idx), bucket_bytes=bucket_bytes)
-    return _spread(outs, idx, len(xs))
-
-
-def _scatter_batch(args, dims, *, axes, **kw):
-    vals, axes, out_dims = _front(args, dims, axes)
-    return list(psum_scatter_p(*vals, axes=axes, **kw)), out_dims
-
-
-defvjp_all(psum_scatter_p, lambda g, ans, *xs, **kw: tuple(all_gather_p(*g, **kw)))
-defjvp_all(psum_scatter_p, _scatter_jvp)
-defbatch(psum_scatter_p, _scatter_batch)
-defabstract_eval(psum_scatter_p, _scatter_avals)
+psum_scatter_p = collective(
+    "psum_scatter", _psum_scatter,
+    lambda xs, axes, tiled: [x if tiled else array_module(x).squeeze(x, a)
+                             for x, a in zip(xs, axes)],
+    vjp=lambda g, ans, *xs, **kw: tuple(all_gather_p(*g, **kw)), shape=scattered_shape)
 
 
 # ----------------------------------------------------------------------------- broadcast
 
-def _broadcast_impl(*xs, root, layout, bucket_bytes):
-    w = world()
-    if w.local:
-        return tuple(xs)
-    agree(w, "broadcast", (("root", root),), layout, xs)
-    sender = w.index == root
-    out = [None] * len(xs)
-    for xp, _, idx in groups(xs, by_dtype=False):
-        t = transport_for(w, xs[idx[0]])
-        for run in buckets([xs[i].nbytes for i in idx], bucket_bytes):
-            pos = [idx[k] for k in run]
-            if len(pos) == 1:
-                x = xs[pos[0]]
-                buf = xp.asarray(x, order="C") if sender else empty(xp, x.shape, x.dtype)
-                t.bcast(buf, root)
-                out[pos[0]] = buf
-                continue
-            offsets, total = aligned_offsets([xs[i].nbytes for i in pos])
-            buf = empty(xp, (total,), np.uint8)
-            if sender:
-                for i, o in zip(pos, offsets):
-                    buf[o:o + xs[i].nbytes] = _bytes(xp.asarray(xs[i], order="C"))
-            t.bcast(buf, root)
-            for i, o in zip(pos, offsets):
-                out[i] = buf[o:o + xs[i].nbytes].view(xs[i].dtype).reshape(xs[i].shape)
-    return tuple(out)
-
-
-broadcast_p = primitive(_broadcast_impl, "broadcast_from_root", multiple_results=True)
+def _broadcast(w, xs, bucket_bytes, root):
+    out = bucketed(w, xs, bucket_bytes, lambda t, s, r: t.bcast(s, root), reduce=False,
+                   out_rows=None, fill=w.index == root)
+    return [o.reshape(x.shape) for o, x in zip(out, xs)]
 
 
 def _broadcast_vjp(g, ans, *xs, root, layout, bucket_bytes):
@@ -310,14 +194,5 @@ def _broadcast_vjp(g, ans, *xs, root, layout, bucket_bytes):
     return tuple(fnp.zeros_like(s) for s in summed)
 
 
-def _broadcast_jvp(tangents, ans, *xs, root, layout, bucket_bytes):
-    idx = [i for i, t in enumerate(tangents) if t is not None]
-    outs = broadcast_p(*[tangents[i] for i in idx], root=root, layout=layout.select(idx),
-                       bucket_bytes=bucket_bytes)
-    return _spread(outs, idx, len(xs))
-
-
-defvjp_all(broadcast_p, _broadcast_vjp)
-defjvp_all(broadcast_p, _broadcast_jvp)
-defbatch(broadcast_p, lambda args, dims, **kw: (list(broadcast_p(*args, **kw)), tuple(dims)))
-defabstract_eval(broadcast_p, lambda *avals, **kw: tuple(avals))
+broadcast_p = collective("broadcast", _broadcast, lambda xs, root: xs, vjp=_broadcast_vjp,
+                         primitive_name="broadcast_from_root")

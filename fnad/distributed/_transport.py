@@ -2,20 +2,19 @@
 (cupyx.distributed), else MPI through host memory, or MPI on device memory where the MPI
 library is CUDA-aware and the user opted in.
 
-Every transport offers the same four operations on contiguous arrays of one array module,
-their outputs allocated by the caller: `allreduce(send, recv)` (a sum; `send is recv`
-reduces in place), `allgather(send, recv)` (`recv` holds `count` copies of `send`'s size,
-in process order), `bcast(buf, root)` (in place) and `reduce_scatter(send, recv)` (`send`
-holds `count` blocks of `recv`'s size; process p receives the sum of the p-th blocks).
-Gathers and broadcasts move raw bytes, so every dtype (bool included) travels unchanged.
+Every transport is a `Transport`: the same four operations on contiguous arrays of one
+array module, their outputs allocated by the caller. Gathers and broadcasts move raw bytes,
+so every dtype (bool included) travels unchanged.
 """
+
+from typing import Protocol
 
 import numpy as np
 
-from .._core.backend import cupy_module, is_cupy_array
+from .._core.backend import cupy_module, is_device_array
 
-__all__ = ["MPITransport", "HostStagingTransport", "NCCLTransport", "transport_for",
-           "choose_gpu_transport", "nccl_available", "GPU_TRANSPORTS"]
+__all__ = ["Transport", "MPITransport", "HostStagingTransport", "NCCLTransport",
+           "transport_for", "choose_gpu_transport", "nccl_available", "GPU_TRANSPORTS"]
 
 GPU_TRANSPORTS = ("nccl", "cuda-aware-mpi", "host")
 
@@ -23,6 +22,25 @@ GPU_TRANSPORTS = ("nccl", "cuda-aware-mpi", "host")
 def _bytes(x):
     """A flat uint8 view of the contiguous array `x` (NumPy or CuPy)."""
     return x.reshape(-1).view(np.uint8)
+
+
+class Transport(Protocol):
+    """What moves a collective's buffers between the processes (`name` says which)."""
+
+    name: str
+
+    def allreduce(self, send, recv) -> None:
+        """`recv` = the sum of every process's `send`; `send is recv` reduces in place."""
+
+    def allgather(self, send, recv) -> None:
+        """`recv` = every process's `send`, in process order (`count` times its size)."""
+
+    def bcast(self, buf, root) -> None:
+        """`buf` = process `root`'s `buf`, in place."""
+
+    def reduce_scatter(self, send, recv) -> None:
+        """`send` holds `count` blocks of `recv`'s size; process p's `recv` = the sum of
+        every process's p-th block."""
 
 
 class MPITransport:
@@ -43,7 +61,7 @@ class MPITransport:
     def _ready(self, *arrays):
         if self.device:
             for a in arrays:
-                if is_cupy_array(a):
+                if is_device_array(a):
                     cupy_module().cuda.get_current_stream().synchronize()
                     return
 
@@ -74,7 +92,7 @@ class HostStagingTransport:
 
     name = "host"
 
-    def __init__(self, inner, to_host, store):
+    def __init__(self, inner: Transport, to_host, store):
         self.inner = inner
         self.to_host = to_host
         self.store = store
@@ -110,7 +128,7 @@ class NCCLTransport:
 
     name = "nccl"
 
-    def __init__(self, world, fallback):
+    def __init__(self, world, fallback: Transport):
         from cupyx.distributed import NCCLBackend  # noqa: PLC0415 - optional dependency
         self.world = world
         self.fallback = fallback
@@ -167,16 +185,16 @@ def choose_gpu_transport(nccl_option, nccl_ok, cuda_aware_mpi):
     return "cuda-aware-mpi" if cuda_aware_mpi else "host"
 
 
-def transport_for(world, x):
+def transport_for(world, x) -> Transport:
     """The transport for arrays like `x` (NumPy or CuPy), made once per world."""
-    key = "gpu" if is_cupy_array(x) else "cpu"
+    key = "gpu" if is_device_array(x) else "cpu"
     t = world.transports.get(key)
     if t is None:
         t = world.transports[key] = _make(world, key)
     return t
 
 
-def _make(world, key):
+def _make(world, key) -> Transport:
     mpi = MPITransport(world)
     if key == "cpu":
         return mpi
