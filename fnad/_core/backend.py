@@ -153,7 +153,6 @@ def is_device_array(x):
     return backend_of(x) is not None
 
 
-is_cupy_array = is_device_array  # alias for fnad/distributed until it is renamed there
 
 
 class DeviceMismatchError(ValueError):
