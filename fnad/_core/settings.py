@@ -80,9 +80,10 @@ SETTINGS = {s.name: s for s in [
     Setting("FNAD_CPU_KERNELS", _choice("numba", "numpy"), "numba", "each kernel call",
             "the fused float32 CPU kernels behind fnad_nn's GELU, softmax and layer norm; "
             "numpy: run their NumPy formulations instead (numba also needs numba installed)"),
-    Setting("FNAD_MALLOC", _choice("keep", "system"), "keep", "import",
-            "what glibc's malloc does with freed arrays; keep: raise its mmap and trim "
-            "thresholds so they stay on the heap, system: leave its defaults"),
+    Setting("FNAD_MALLOC", _choice("system", "keep"), "system", "import",
+            "what glibc's malloc does with freed arrays; system: leave its defaults (freed "
+            "memory goes back to the OS), keep: raise its mmap and trim thresholds for the "
+            "whole process, so freed arrays stay mapped to it (up to 1 GiB; docs/jit.md)"),
     Setting("FNAD_FUSION", _choice("numba", "numexpr", "numpy", "off"), None, "first jit trace",
             "jit's backend for fused elementwise kernels; unset: the fastest importable one"),
     Setting("FNAD_PARALLEL_MIN", COUNT, 1 << 62, "import",
