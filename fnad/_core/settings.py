@@ -76,7 +76,8 @@ class Setting(NamedTuple):
 # One line per setting where it fits (tinygrad's helpers.py). Change `read` with the reader.
 SETTINGS = {s.name: s for s in [
     Setting("FNAD_NUM_THREADS", POSITIVE_INT, None, "each kernel call",
-            "threads for fnad's CPU kernels; unset: the CPUs this process may use"),
+            "threads for fnad's CPU kernels; one pool serves fnad.kernels.cpu and fnad_nn's "
+            "split passes; unset: the CPUs this process may use"),
     Setting("FNAD_CPU_KERNELS", _choice("numba", "numpy"), "numba", "each kernel call",
             "the fused float32 CPU kernels behind fnad_nn's GELU, softmax and layer norm; "
             "numpy: run their NumPy formulations instead (numba also needs numba installed)"),
@@ -116,8 +117,6 @@ LAUNCHER_VARS = tuple(_LAUNCHERS)
 # Variables set by others that fnad reads (as they are: they are not fnad's to check).
 OTHER_VARIABLES = {
     "XDG_CACHE_HOME": "the user's cache directory; fnad's cache is $XDG_CACHE_HOME/fnad",
-    "OPENBLAS_NUM_THREADS": "fnad_nn's data-parallel helper threads never exceed it",
-    "OMP_NUM_THREADS": "likewise, when OPENBLAS_NUM_THREADS is not a number",
     **_LAUNCHERS,
 }
 
