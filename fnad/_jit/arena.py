@@ -16,10 +16,11 @@ slot and a result's bits and layout are the eager ones:
 - it is made by an equation that can write into a given buffer: an elementwise NumPy ufunc
   or `matmul` with no keyword parameters, or a fused numba kernel (`out=`), is at least
   `ARENA_MIN` bytes and is not 0-d;
-- the eager result would be C-contiguous, as the slot is: a fused kernel's always is; a
-  ufunc's or matmul's when its array arguments are known to be C-contiguous (made by the
-  program as such; inputs are not known) or, for matmul, when the result has at most two
-  dimensions;
+- the eager result would be C-contiguous, as the slot is: a fused kernel's always is, and
+  a matmul's with at most two dimensions; a ufunc's or a batched matmul's when its array
+  arguments are C-contiguous, which the program checks at run time where the trace cannot
+  know it (the program's inputs, results of other primitives), writing into a fresh array
+  (`out=None`) otherwise;
 - nothing that may share its buffer (views of it, results later written in place into it,
   their views: `memory.buffer_sets` and the in-place choices) is an output of the program
   or an argument of an equation that could keep a reference past the call: a primitive
@@ -77,7 +78,10 @@ def _array_args(e):
 
 
 def _c_layout(e, known):
-    """Whether `e`'s result would be C-contiguous eagerly, by what is `known` C-contiguous."""
+    """Whether `e`'s result is C-contiguous eagerly: True when it surely is, False when it
+    may not be, or the Vars to check at run time (the result is C-contiguous when each is:
+    a ufunc's result follows its arguments' layout, a batched matmul's their batch order).
+    `known`: the Vars surely C-contiguous."""
     if e.prim.name == "fused_elementwise":
         return True
     args = _array_args(e)
@@ -86,34 +90,38 @@ def _c_layout(e, known):
     if e.prim.name == "reshape":
         return type(args[0]) is Var and args[0] in known
     impl = e.prim.impl
-    if not _is_ufunc(impl):
+    if not _is_ufunc(impl) or not (impl.signature is None or impl is np.matmul):
         return False
     if impl is np.matmul and e.outvars[0].aval.ndim <= 2:
         return True
+    check = []
     for a in args:
+        ndim = a.aval.ndim if type(a) is Var else getattr(a, "ndim", 0)
+        if impl is np.matmul and ndim <= 2:
+            continue  # a matrix operand leaves the batch order to the other one
         if type(a) is Var:
-            if a not in known and a.aval.size > 1 and not (impl is np.matmul
-                                                           and a.aval.ndim <= 2):
-                return False
+            if a not in known and a.aval.size > 1:
+                check.append(a)
         elif hasattr(a, "flags") and a.size > 1 and not a.flags.c_contiguous:
             return False
-    return impl.signature is None or impl is np.matmul
+    return tuple(check) or True
 
 
 def _candidates(graph, choices):
-    """Vars an arena slot may hold (before the sharing checks), and the equation of each."""
+    """{Var an arena slot may hold (before the sharing checks): (its equation, the Vars
+    whose C layout its use of the slot waits on at run time)}."""
     known, cands = set(), {}
     for j, e in enumerate(graph.eqns):
         c = _c_layout(e, known)
-        if c:
+        if c is True:
             known.update(e.outvars)
         picks = choices.get(j)
         picks = picks if type(picks) is tuple else (picks,) * len(e.outvars)
         for k, (v, pick) in enumerate(zip(e.outvars, picks)):
             a = v.aval
-            if (c and pick is None and a.ndim > 0 and a.size * a.dtype.itemsize >= ARENA_MIN
-                    and _writes_out(e, k)):
-                cands[v] = j
+            if (c is not False and pick is None and a.ndim > 0
+                    and a.size * a.dtype.itemsize >= ARENA_MIN and _writes_out(e, k)):
+                cands[v] = (j, () if c is True else c)
     return cands
 
 
@@ -141,11 +149,12 @@ def _sharers(graph, choices, cands):
 
 
 def arena_plan(graph, choices):
-    """(slot sizes in bytes, {Var: slot}) for `graph` compiled with the in-place `choices`
+    """(slot sizes in bytes, {Var: slot}, {Var: the Vars that must be C-contiguous at run
+    time for it to use its slot}) for `graph` compiled with the in-place `choices`
     (`memory.inplace_choices`)."""
     cands = _candidates(graph, choices)
     if not cands:
-        return [], {}
+        return [], {}, {}
     share = _sharers(graph, choices, cands)
     bad = {v for v in graph.outvars if type(v) is Var}
     last = {}
@@ -159,7 +168,7 @@ def arena_plan(graph, choices):
     end_of = {}  # equation index -> the candidates whose slot frees after it
     for p, vs in share.items():
         if not (vs & bad):
-            end_of.setdefault(max(last.get(p, cands[p]), cands[p]), []).append(p)
+            end_of.setdefault(max(last.get(p, cands[p][0]), cands[p][0]), []).append(p)
     keep = {p for ps in end_of.values() for p in ps}
     sizes, free, slot_of = [], {}, {}
     for j in range(len(graph.eqns)):
@@ -174,7 +183,7 @@ def arena_plan(graph, choices):
                     sizes.append(nbytes)
         for p in end_of.get(j, ()):
             free.setdefault(sizes[slot_of[p]], []).append(slot_of[p])
-    return sizes, slot_of
+    return sizes, slot_of, {v: cands[v][1] for v in slot_of if cands[v][1]}
 
 
 class Arenas:

@@ -84,8 +84,11 @@ def source_of(graph, inplace=True, reference=None):
     head = f"def run({', '.join(names[v] for v in names)}):"
     dies = last_uses(graph)
     outs_inplace = inplace_choices(graph) if inplace else {}
-    sizes, slot_of = arena_plan(graph, outs_inplace) if inplace else ([], {})
+    sizes, slot_of, guards = arena_plan(graph, outs_inplace) if inplace else ([], {}, {})
     arena = {v: f"A[{k}]" for k, v in enumerate(slot_of)}
+    for v, check in guards.items():  # a slot only where the eager result is C-ordered too
+        test = " and ".join(f"{var_name(a)}.flags.c_contiguous" for a in check)
+        arena[v] = f"({arena[v]} if {test} else None)"
     lines = []
     for j, e in enumerate(graph.eqns):
         fn = w.const(e.prim.impl, "f")
