@@ -26,7 +26,6 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fnad.kernels import _threads
-from fnad_nn._parallel import _blas_local
 
 
 def split_matmul(a, b, set_threads):
@@ -51,7 +50,7 @@ def main():
     q, k, v = (x.transpose(0, 2, 1, 3) for x in (q4, k4, v4))  # (B, H, T, D) views
     kt = k.transpose(0, 1, 3, 2)
     p = r.random((b_, h, t, t), dtype=np.float32)
-    set_threads = _blas_local
+    set_threads = _threads._blas_local()
     cases = {
         "scores q @ k^T": {
             "matmul": lambda: np.matmul(q, kt),

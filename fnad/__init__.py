@@ -57,6 +57,6 @@ from .numpy._methods import ArrayTracerMethods as _ArrayTracerMethods
 _register_array_methods(_ArrayTracerMethods)
 _set_array_like_hook(numpy.asarray)
 _set_impl_error_hook(_diagnose_impl_error)
-_keep_freed_memory()  # large arrays stay on the heap between steps (fnad/_core/heap.py)
+_keep_freed_memory()  # only with FNAD_MALLOC=keep (an opt-in; fnad/_core/heap.py)
 
 __version__ = "0.1.0"

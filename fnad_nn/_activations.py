@@ -14,9 +14,9 @@ import fnad.scipy.special as _special
 from fnad.extend import (array_module, as_primitive, defabstract_eval, defbatch, defjvp, defvjp,
                          dtype_rule, elementwise_batch, primitive, unbroadcast)
 from fnad.kernels import cpu as _cpu
+from fnad.kernels.cpu import parallel_rows
 from fnad.scipy.special import erf, expit
 
-from ._parallel import parallel_rows
 from ._util import as_array
 
 __all__ = ["relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softplus", "softmax",

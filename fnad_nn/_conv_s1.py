@@ -24,8 +24,8 @@ import numpy as np
 import fnad.numpy as fnp
 from fnad.extend import (ShapedArray, array_module, defabstract_eval, defbatch, defjvp,
                          defjvp_linear, defvjp, image_batch, primitive)
+from fnad.kernels.cpu import parallel_map, scratch
 
-from ._parallel import parallel_map, scratch
 from ._util import shape_of
 
 __all__ = ["conv_s1", "conv_s1_dx", "conv_s1_dw"]
@@ -57,7 +57,7 @@ def _buf(xp, name, shape, dtype, zero=False):
 
 
 def _map(xp, fn, chunks, blas=True):
-    """`fn(a, b)` over the chunks, on both threads for NumPy arrays (see `_parallel`)."""
+    """`fn(a, b)` over the chunks, on fnad's thread pool for NumPy arrays."""
     return parallel_map(lambda ab, slot: fn(*ab), chunks, blas=blas,
                         threads=None if xp is np else 1)
 

@@ -1,18 +1,18 @@
-"""Keep freed array memory in the process instead of handing it back to the OS each time.
+"""An opt-in: keep freed array memory in the process instead of handing it back to the OS.
 
-A training step allocates and frees the same large arrays (activations, gradients) on every
-call. glibc's malloc serves each allocation above its mmap threshold with a fresh `mmap` and
-returns it with `munmap` when it is freed, and trims the top of its heap when more than a
-threshold lies free there, so every step pays a page fault per 4 KiB of every large array
-it makes. Measured on the jitted GPT step of benchmarks/steps.py (2 cores, three interleaved
-pairs of `FNAD_MALLOC=system python benchmarks/step_profile.py` and the default): 152-186 ms
-per step with glibc's defaults, 110-143 ms with large arrays kept on the heap (its matmuls
-88-114 ms against 75-94 ms).
+By default fnad leaves glibc's malloc as it is: importing fnad changes nothing process-wide,
+so memory the user frees goes back to the OS as glibc decides (a large array is unmapped
+when it is freed). A jitted program keeps its own intermediates in buffers it owns and
+reuses across calls instead (fnad/_jit/arena.py), released with the program.
 
-`keep_freed_memory()` raises both thresholds (`mallopt`); fnad calls it once when it is
-imported. The cost: memory freed by the process stays mapped to it (up to `TRIM_THRESHOLD`
-bytes at the heap's top), as with PyTorch's or JAX's own allocators. It does nothing where the C
-library is not glibc, and `FNAD_MALLOC=system` turns it off.
+`FNAD_MALLOC=keep` (read at import) restores what fnad used to do for the whole process:
+raise glibc's mmap and trim thresholds (`mallopt`), so arrays below 256 MiB come from the
+heap and up to 1 GiB may lie free at its top before it is trimmed. A training step that
+allocates and frees the same large arrays then skips the page faults of fresh mappings on
+every call (docs/benchmarks.md, "Heap thresholds", measures it). The cost: memory the
+process frees stays mapped to it, for every library in it: dropping a 150 MB vjp tape
+leaves the resident size where it was, and 13 freed 100 MiB arrays below a live one keep
+1.4 GB resident. It does nothing where the C library is not glibc.
 """
 
 import ctypes
@@ -31,7 +31,8 @@ _done = None
 
 
 def keep_freed_memory():
-    """Raise glibc's mmap and trim thresholds once per process; True when they were set."""
+    """Raise glibc's mmap and trim thresholds once per process when FNAD_MALLOC=keep; True
+    when they were set (False by default: the process keeps glibc's own)."""
     global _done
     if _done is None:
         _done = _set_thresholds()
@@ -39,7 +40,7 @@ def keep_freed_memory():
 
 
 def _set_thresholds():
-    if setting("FNAD_MALLOC") == "system" or not sys.platform.startswith("linux"):
+    if setting("FNAD_MALLOC") != "keep" or not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")

@@ -76,13 +76,15 @@ class Setting(NamedTuple):
 # One line per setting where it fits (tinygrad's helpers.py). Change `read` with the reader.
 SETTINGS = {s.name: s for s in [
     Setting("FNAD_NUM_THREADS", POSITIVE_INT, None, "each kernel call",
-            "threads for fnad's CPU kernels; unset: the CPUs this process may use"),
+            "threads for fnad's CPU kernels; one pool serves fnad.kernels.cpu and fnad_nn's "
+            "split passes; unset: the CPUs this process may use"),
     Setting("FNAD_CPU_KERNELS", _choice("numba", "numpy"), "numba", "each kernel call",
             "the fused float32 CPU kernels behind fnad_nn's GELU, softmax and layer norm; "
             "numpy: run their NumPy formulations instead (numba also needs numba installed)"),
-    Setting("FNAD_MALLOC", _choice("keep", "system"), "keep", "import",
-            "what glibc's malloc does with freed arrays; keep: raise its mmap and trim "
-            "thresholds so they stay on the heap, system: leave its defaults"),
+    Setting("FNAD_MALLOC", _choice("system", "keep"), "system", "import",
+            "what glibc's malloc does with freed arrays; system: leave its defaults (freed "
+            "memory goes back to the OS), keep: raise its mmap and trim thresholds for the "
+            "whole process, so freed arrays stay mapped to it (up to 1 GiB; docs/jit.md)"),
     Setting("FNAD_FUSION", _choice("numba", "numexpr", "numpy", "off"), None, "first jit trace",
             "jit's backend for fused elementwise kernels; unset: the fastest importable one"),
     Setting("FNAD_PARALLEL_MIN", COUNT, 1 << 62, "import",
@@ -115,8 +117,6 @@ LAUNCHER_VARS = tuple(_LAUNCHERS)
 # Variables set by others that fnad reads (as they are: they are not fnad's to check).
 OTHER_VARIABLES = {
     "XDG_CACHE_HOME": "the user's cache directory; fnad's cache is $XDG_CACHE_HOME/fnad",
-    "OPENBLAS_NUM_THREADS": "fnad_nn's data-parallel helper threads never exceed it",
-    "OMP_NUM_THREADS": "likewise, when OPENBLAS_NUM_THREADS is not a number",
     **_LAUNCHERS,
 }
 

@@ -4,7 +4,9 @@ The generated function has one local variable per value, calls the primitives'
 implementations directly (no tracers, no dispatch), deletes each value after its last use
 (so memory is freed as early as the program allows) and, with `inplace`, writes the result
 of an elementwise ufunc into the buffer of an argument that dies there (`out=`), when no
-other live value can share that buffer (`fnad/_graph/memory.py` decides which), and copies
+other live value can share that buffer (`fnad/_graph/memory.py` decides which), writes
+large intermediates into the program's own arena, reused across calls
+(`fnad/_jit/arena.py`), and copies
 the outputs that would otherwise be a constant of the trace or share a buffer with an input
 or another output where the unoptimised program's did not (`output_copies`), so a jitted
 function returns fresh arrays where the eager function would.
@@ -16,6 +18,7 @@ import numpy as np
 
 from .._graph.ir import Var
 from .._graph.memory import inplace_choices, last_uses, output_copies
+from .arena import Arenas, arena_plan
 
 __all__ = ["compile_graph", "source_of"]
 
@@ -78,18 +81,30 @@ def source_of(graph, inplace=True, reference=None):
             name = names[v] = f"v{len(names)}"
         return name
 
+    head = f"def run({', '.join(names[v] for v in names)}):"
     dies = last_uses(graph)
     outs_inplace = inplace_choices(graph) if inplace else {}
-    lines = [f"def run({', '.join(names[v] for v in names)}):"]
+    sizes, slot_of, guards = arena_plan(graph, outs_inplace) if inplace else ([], {}, {})
+    arena = {v: f"A[{k}]" for k, v in enumerate(slot_of)}
+    for v, check in guards.items():  # a slot only where the eager result is C-ordered too
+        test = " and ".join(f"{var_name(a)}.flags.c_contiguous" for a in check)
+        arena[v] = f"({arena[v]} if {test} else None)"
+    lines = []
     for j, e in enumerate(graph.eqns):
         fn = w.const(e.prim.impl, "f")
         args = [w.atom(a, var_name) for a in e.args] + w.kwargs(e.kwargs)
         target = outs_inplace.get(j)
-        if type(target) is tuple:  # a fused kernel: one buffer or None per output
-            inner = ", ".join("None" if t is None else var_name(t) for t in target)
+        if e.prim.name == "fused_elementwise" and (target is not None
+                                                   or any(v in arena for v in e.outvars)):
+            # a fused kernel: a dying argument's buffer, an arena slot or None per output
+            target = target or (None,) * len(e.outvars)
+            inner = ", ".join(var_name(t) if t is not None else arena.get(v, "None")
+                              for t, v in zip(target, e.outvars))
             args.append(f"out=({inner},)")
         elif target is not None:
             args.append(f"out={var_name(target)}")
+        elif e.outvars and e.outvars[0] in arena:
+            args.append(f"out={arena[e.outvars[0]]}")
         outs = ", ".join(var_name(v) for v in e.outvars)
         if e.prim.multiple_results:
             outs += "," if len(e.outvars) == 1 else ""
@@ -102,6 +117,13 @@ def source_of(graph, inplace=True, reference=None):
     ret = ", ".join(w.atom(v, var_name) + (".copy(order=\"K\")" if k in copies else "")
                     for k, v in enumerate(graph.outvars))
     lines.append(f"    return [{ret}]")
+    if arena:  # the program's own buffers: one arena per running call (fnad/_jit/arena.py)
+        w.ns["arenas"] = Arenas(sizes, [(s, v.aval.shape, v.aval.dtype)
+                                        for v, s in slot_of.items()])
+        lines = ([head, "    A = arenas.take()", "    try:"] + ["    " + ln for ln in lines]
+                 + ["    finally:", "        arenas.give(A)"])
+    else:
+        lines = [head] + lines
     return "\n".join(lines) + "\n", w.ns
 
 
@@ -115,4 +137,5 @@ def compile_graph(graph, inplace=True, reference=None):
     exec(code, ns)  # our own generated source, from the graph above
     run = ns["run"]
     run.source = text
+    run.arenas = ns.get("arenas")  # None when the program keeps no buffers of its own
     return run

@@ -183,15 +183,32 @@ def test_no_module_passes_800_lines():
 
 def test_importing_fnad_changes_nothing_process_wide():
     code = """
-import faulthandler, gc, os, signal, sys, threading, warnings
+import ctypes, faulthandler, gc, os, signal, sys, threading, warnings
 import numpy as np
+def mmapped(nbytes=64 << 20):
+    # whether malloc serves a 64 MiB array with its own mapping (glibc's default; raised
+    # mmap thresholds, as mallopt(M_MMAP_THRESHOLD) sets them, put it on the heap)
+    try:
+        info = ctypes.CDLL("libc.so.6").mallinfo2
+    except (OSError, AttributeError):  # not glibc, or glibc before 2.33
+        return None
+    class Info(ctypes.Structure):  # struct mallinfo2: ten size_t
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks",
+                    "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    info.restype = Info
+    base = info().hblkhd  # the bytes in mapped chunks
+    a = np.ones(nbytes, np.uint8)
+    grew = info().hblkhd - base >= nbytes
+    del a
+    return grew
 def state():
     return {"environ": dict(os.environ), "errstate": np.geterr(),
             "printoptions": np.get_printoptions(), "warnings": list(warnings.filters),
             "recursion": sys.getrecursionlimit(), "switch": sys.getswitchinterval(),
             "threads": threading.active_count(), "gc": (gc.isenabled(), gc.get_threshold()),
             "signals": [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)],
-            "faulthandler": faulthandler.is_enabled(), "excepthook": sys.excepthook}
+            "faulthandler": faulthandler.is_enabled(), "excepthook": sys.excepthook,
+            "malloc": mmapped()}
 before = state()
 import fnad, fnad.numpy, fnad.lax, fnad.random, fnad.scipy, fnad.kernels, fnad.distributed
 import fnad_nn, fnad_optim

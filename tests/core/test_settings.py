@@ -34,7 +34,7 @@ BAD = [("FNAD_NUM_THREADS", "four", "a positive integer"),
        ("FNAD_NUM_THREADS", "0", "a positive integer"),
        ("FNAD_NUM_THREADS", "2.5", "a positive integer"),
        ("FNAD_CPU_KERNELS", "bogus", "one of numba, numpy"),
-       ("FNAD_MALLOC", "glibc", "one of keep, system"),
+       ("FNAD_MALLOC", "glibc", "one of system, keep"),
        ("FNAD_FUSION", "bogus", "one of numba, numexpr, numpy, off"),
        ("FNAD_PARALLEL_MIN", "-1", "an integer >= 0"),
        ("FNAD_OFFLINE", "maybe", "1, true, yes or on"),
@@ -92,7 +92,7 @@ def test_defaults_when_unset_or_empty(clean):
 
 
 ALLOWED = [("FNAD_NUM_THREADS", " 3 ", 3), ("FNAD_CPU_KERNELS", "NumPy", "numpy"),
-           ("FNAD_MALLOC", "system", "system"), ("FNAD_FUSION", "numexpr", "numexpr"),
+           ("FNAD_MALLOC", "KEEP", "keep"), ("FNAD_FUSION", "numexpr", "numexpr"),
            ("FNAD_FUSION", "off", "off"), ("FNAD_PARALLEL_MIN", "0", 0),
            ("FNAD_CACHE_DIR", "/tmp/c d", "/tmp/c d"), ("FNAD_OFFLINE", "1", True),
            ("FNAD_OFFLINE", "0", False), ("FNAD_OFFLINE", "yes", True),
