@@ -30,7 +30,9 @@ def _lu_kernel(a, pivot):
     swaps = xp.zeros(a.shape[:-2] + (k,), dtype=np.int64)
     for j in range(k):
         if pivot:
-            p = j + xp.argmax(xp.abs(a[..., j:, j]), axis=-1)
+            col = a[..., j:, j]  # LAPACK's i?amax: |Re| + |Im| for complex (cabs1)
+            size = xp.abs(col.real) + xp.abs(col.imag) if col.dtype.kind == "c" else xp.abs(col)
+            p = j + xp.argmax(size, axis=-1)
             swaps[..., j] = p
             rows_j = a[..., j, :].copy()
             rows_p = xp.take_along_axis(a, p[..., None, None], axis=-2)[..., 0, :]
@@ -146,19 +148,25 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
 
 
 def lu_factor(a, overwrite_a=False, check_finite=True):
-    """The packed LU factorisation of a square matrix, as `scipy.linalg.lu_factor`.
+    """The packed LU factorisation of an (..., M, N) matrix, as `scipy.linalg.lu_factor`.
 
     Returns:
-      (lu, piv): lu holds U and L's strictly lower part; row i was interchanged with row
-      piv[i]. Differentiable in `a` (through lu).
+      (lu, piv): lu (..., M, N) holds U and L's strictly lower part; row i was interchanged
+      with row piv[i] (min(M, N) pivots). Differentiable in `a` (through lu) for square `a`.
 
     Example:
       lu_piv = fnad.scipy.linalg.lu_factor(a); x = fnad.scipy.linalg.lu_solve(lu_piv, b)
     """
     a = check_matrix(a, "lu_factor")
     _, swaps, pa = _permuted(a)
-    low, up = _lu_p(pa)
-    return fnp.tril(low, -1) + up, swaps
+    low, up = _lu_p(pa)  # (M, K) and (K, N), K = min(M, N): packed into one (M, N)
+    (m, n), lead = shape(a)[-2:], ((0, 0),) * (len(shape(a)) - 2)
+    low, up = fnp.tril(low, -1), up
+    if m > n:
+        up = fnp.pad(up, lead + ((0, m - n), (0, 0)))
+    elif n > m:
+        low = fnp.pad(low, lead + ((0, 0), (0, n - m)))
+    return low + up, swaps
 
 
 def _solve_tri(a, b, lower, unit):

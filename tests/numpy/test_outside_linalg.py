@@ -89,3 +89,29 @@ def test_lu_solve_refuses_shapes_that_do_not_fit():
         fla.lu_solve(lu_piv, np.ones((2, 3)))  # SciPy: b (2, 3) is one (N, K) = (2, 3) matrix
     with pytest.raises(ValueError, match="trans must be"):
         fla.lu_solve(lu_piv, np.ones(3), trans=3)
+
+
+# ----------------------------------------------------------------------------- lu, lu_factor
+
+
+def test_complex_lu_pivots_as_lapack():
+    a = np.array([[0.9 + 0.9j, 1.0], [1.5, 1.0]])  # |a00| < |a10| but |Re|+|Im| is larger
+    for ours, ref in zip(fla.lu(a), sl.lu(a)):
+        np.testing.assert_allclose(ours, ref, rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(fla.lu_factor(a)[1], sl.lu_factor(a)[1])  # was [1, 1]
+    for _ in range(20):
+        a = _c(5, 5)
+        np.testing.assert_array_equal(fla.lu_factor(a)[1], sl.lu_factor(a)[1])
+        for ours, ref in zip(fla.lu(a), sl.lu(a)):
+            np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (2, 3, 5), (2, 5, 3)])
+def test_non_square_lu_factor_matches_scipy(shape):
+    a = RNG.standard_normal(shape)
+    lu, piv = fla.lu_factor(a)  # crashed with a broadcasting error
+    want_lu, want_piv = sl.lu_factor(a)
+    np.testing.assert_allclose(lu, want_lu, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(piv, want_piv)
+    with pytest.raises(NotImplementedError, match="square matrices only"):
+        fnad.grad(lambda a: fnp.sum(fla.lu_factor(a)[0]))(a)
