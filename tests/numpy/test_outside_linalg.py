@@ -115,3 +115,39 @@ def test_non_square_lu_factor_matches_scipy(shape):
     np.testing.assert_array_equal(piv, want_piv)
     with pytest.raises(NotImplementedError, match="square matrices only"):
         fnad.grad(lambda a: fnp.sum(fla.lu_factor(a)[0]))(a)
+
+
+# ----------------------------------------------------------------------------- logsumexp
+
+
+_LSE_CASES = [
+    (np.array([1e6 + 1.28e6j, 2 + 3j]), {}),  # imaginary part was 1280000, SciPy's is 2.06
+    (np.array([1e6 + 1.28e6j, 2 + 3j]), {"b": np.array([2.0, -1.0])}),
+    (np.array([1e6 + 1.28e6j, 2 + 3j]), {"b": np.array([2.0, -1.0]), "return_sign": True}),
+    (np.array([[1 + 2j, 3 - 1j], [-np.inf + 0j, 0.5j]]), {"axis": 1}),
+    (np.array([[1 + 2j, 3 - 1j], [-np.inf + 0j, 0.5j]]), {"axis": 1, "return_sign": True}),
+    (np.array([1 + 1j, 2.0]), {"b": np.array([1j, 1.0]), "return_sign": True}),
+    (np.array([1.0, 2.0]), {"b": np.array([1j, 1.0])}),
+]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("z, kw", _LSE_CASES)
+def test_complex_logsumexp_matches_scipy(z, kw, jit):
+    sc = pytest.importorskip("scipy.special")
+    f = (lambda z: fnad.scipy.special.logsumexp(z, **kw))
+    got, want = (fnad.jit(f) if jit else f)(z), sc.logsumexp(z, **kw)
+    for g, w in zip(got, want) if kw.get("return_sign") else [(got, want)]:
+        np.testing.assert_allclose(g, w, rtol=1e-13)
+
+
+def test_complex_logsumexp_against_torch_and_its_gradients():
+    torch = pytest.importorskip("torch")
+    z = np.array([1e6 + 1.28e6j, 2 + 3j])
+    want = torch.logsumexp(torch.tensor(z), 0).numpy()
+    np.testing.assert_allclose(fnad.scipy.special.logsumexp(z), want, rtol=1e-13)
+    z, b = _c(3, 4), RNG.standard_normal((3, 4))
+    check_grads(lambda z: fnad.scipy.special.logsumexp(z, axis=1), (z,), order=2)
+    check_grads(lambda z, b: fnad.scipy.special.logsumexp(z, axis=0, b=b), (z, b), order=1)
+    check_grads(lambda z: fnad.scipy.special.logsumexp(z, axis=1, return_sign=True), (z,),
+                order=1)
