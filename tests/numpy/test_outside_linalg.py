@@ -151,3 +151,17 @@ def test_complex_logsumexp_against_torch_and_its_gradients():
     check_grads(lambda z, b: fnad.scipy.special.logsumexp(z, axis=0, b=b), (z, b), order=1)
     check_grads(lambda z: fnad.scipy.special.logsumexp(z, axis=1, return_sign=True), (z,),
                 order=1)
+
+
+# ----------------------------------------------------------------------------- expm
+
+
+def test_vmap_of_expm_is_the_loop():
+    a = RNG.standard_normal((3, 5, 5)) * np.array([0.1, 3.0, 20.0])[:, None, None]
+    got = fnad.vmap(fla.expm)(a)  # was (3, 3, 5, 5): every matrix scaled by every norm
+    want = np.stack([fla.expm(m) for m in a])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(fnad.vmap(fla.expm, in_axes=2)(np.moveaxis(a, 0, 2)), want)
+    np.testing.assert_allclose(got, sl.expm(a), rtol=1e-11, atol=1e-11 * np.abs(want).max())
+    grad = fnad.grad(lambda m: fnp.sum(fla.expm(m)))
+    np.testing.assert_array_equal(fnad.vmap(grad)(a), np.stack([grad(m) for m in a]))
