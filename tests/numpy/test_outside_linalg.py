@@ -165,3 +165,74 @@ def test_vmap_of_expm_is_the_loop():
     np.testing.assert_allclose(got, sl.expm(a), rtol=1e-11, atol=1e-11 * np.abs(want).max())
     grad = fnad.grad(lambda m: fnp.sum(fla.expm(m)))
     np.testing.assert_array_equal(fnad.vmap(grad)(a), np.stack([grad(m) for m in a]))
+
+
+# ----------------------------------------------------------------------------- norms, jit == eager
+
+
+@pytest.mark.parametrize("fn", [
+    lambda z: fnp.linalg.vector_norm(z, ord=0), lambda z: fnp.linalg.norm(z, ord=0, axis=1),
+    lambda z: fnp.linalg.vector_norm(z, ord=0, axis=1, keepdims=True),
+    lambda z: fnp.linalg.norm(z[0], ord=0)])
+def test_ord_0_norm_of_complex_is_real_on_every_path(fn):
+    z = _c(3, 4)
+    z[0, 1] = 0
+    want = fn(z)
+    assert want.dtype == np.float64
+    assert fnad.jit(fn)(z).dtype == np.float64  # was complex128
+    out, pull = fnad.vjp(fn, z)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(pull(np.ones_like(out))[0], np.zeros_like(z))
+
+
+def _identical(a, b):
+    for x, y in zip(fnad.tree.tree_leaves(a), fnad.tree.tree_leaves(b)):
+        x, y = np.asarray(x), np.asarray(y)
+        assert (x.dtype, x.shape) == (y.dtype, y.shape)
+        np.testing.assert_array_equal(x, y, strict=True)
+
+
+_Z3 = _c(2, 3, 4)
+_A, _B = RNG.standard_normal((6, 4)), RNG.standard_normal((6, 2))
+_SPD = _A.T @ _A + np.eye(4)
+_SPD8 = (lambda m: m.T @ m + np.eye(8))(RNG.standard_normal((10, 8)))
+_HPD = _hpd(4)
+_BIT_CASES = {
+    "lstsq": (lambda a, b: fnp.linalg.lstsq(a, b), (_A, _B)),
+    "lstsq_complex": (lambda a, b: fnp.linalg.lstsq(a, b)[0], (_c(6, 4), _c(6, 2))),
+    "multi_dot4": (lambda *m: fnp.linalg.multi_dot(m),
+                   tuple(RNG.standard_normal(s) for s in [(10, 30), (30, 5), (5, 60), (60, 10)])),
+    "multi_dot_vec": (lambda *m: fnp.linalg.multi_dot(m),
+                      tuple(RNG.standard_normal(s) for s in [(30,), (30, 5), (5, 60), (60,)])),
+    "cholesky_upper": (lambda s: fnp.linalg.cholesky(s, upper=True), (_SPD8,)),
+    "cholesky_upper_complex": (lambda s: fnp.linalg.cholesky(s, upper=True), (_HPD,)),
+    "norm_1d": (lambda z: fnp.linalg.norm(z), (_Z3[0, 0],)),
+    "norm_2_1d": (lambda z: fnp.linalg.norm(z, 2), (_Z3[0, 0],)),
+    "vector_norm_axes": (lambda z: fnp.linalg.vector_norm(z, axis=(0, 2)), (_Z3,)),
+    "vector_norm_1_axes": (lambda z: fnp.linalg.vector_norm(z, ord=1, axis=(0, 2)), (_Z3,)),
+    "vector_norm_half": (lambda z: fnp.linalg.vector_norm(z, ord=0.5, axis=(0, 2)), (_Z3,)),
+    "norm_fro": (lambda z: fnp.linalg.norm(z[0], "fro"), (_Z3,)),
+    "matrix_norm_nuc": (lambda z: fnp.linalg.matrix_norm(z, ord="nuc"), (_Z3,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_BIT_CASES))
+def test_jit_gives_the_eager_bits(name):
+    f, args = _BIT_CASES[name]
+    _identical(fnad.jit(f)(*args), f(*args))
+
+
+def test_eager_values_still_numpy_s():
+    np.testing.assert_allclose(fnp.linalg.lstsq(_A, _B)[0], np.linalg.lstsq(_A, _B)[0],
+                               rtol=1e-12)
+    assert fnp.linalg.lstsq(_A, _B)[2].dtype == np.linalg.lstsq(_A, _B)[2].dtype
+    np.testing.assert_allclose(fnp.linalg.cholesky(_HPD, upper=True),
+                               np.linalg.cholesky(_HPD, upper=True), rtol=1e-14, atol=1e-15)
+    mats = _BIT_CASES["multi_dot4"][1]
+    np.testing.assert_allclose(fnp.linalg.multi_dot(mats), np.linalg.multi_dot(mats), rtol=1e-13)
+    for z, kw in [(_Z3, {}), (_Z3, {"axis": (0, 2)}), (_Z3, {"ord": 0}), (_Z3, {"ord": 3}),
+                  (np.arange(6), {})]:
+        np.testing.assert_allclose(fnp.linalg.vector_norm(z, **kw),
+                                   np.linalg.vector_norm(z, **kw), rtol=1e-14)
+    check_grads(lambda s: fnp.linalg.cholesky(_herm_fn(s), upper=True), (_c(4, 4),), order=2)
