@@ -568,10 +568,11 @@ def tensorsolve(a, b, axes=None):
         a = fnp.transpose(a, perm)
     x_shape = shape(a)[ndim(b):]
     n = _prod(x_shape)
-    if _prod(shape(a)[:ndim(b)]) != n or shape(a)[:ndim(b)] != shape(b):
+    if _prod(shape(a)[:ndim(b)]) != n or _prod(shape(b)) != n:  # NumPy ravels b
         raise ValueError(f"fnad.numpy.linalg.tensorsolve: a of shape {shape(a)} and b of shape "
-                         f"{shape(b)} do not make a square system; a's leading axes must equal "
-                         "b's shape and have as many elements as its trailing axes.")
+                         f"{shape(b)} do not make a square system; a's first b.ndim axes "
+                         "(after moving `axes` to the end) must have as many elements as b and "
+                         "as its trailing axes.")
     x = solve(fnp.reshape(a, (n, n)), fnp.reshape(b, (n,)))
     return fnp.reshape(x, x_shape)
 

@@ -236,3 +236,23 @@ def test_eager_values_still_numpy_s():
         np.testing.assert_allclose(fnp.linalg.vector_norm(z, **kw),
                                    np.linalg.vector_norm(z, **kw), rtol=1e-14)
     check_grads(lambda s: fnp.linalg.cholesky(_herm_fn(s), upper=True), (_c(4, 4),), order=2)
+
+
+# ----------------------------------------------------------------------------- tensorsolve
+
+
+@pytest.mark.parametrize("a_shape, b_shape, axes", [
+    ((1, 1, 6, 6), (2, 3), (0, 2)), ((2, 3, 6), (3, 2), None), ((6, 2, 3), (3, 2), (1, 2)),
+    ((2, 6, 3), (6,), (0, 2)), ((1, 1, 4, 4), (2, 2), (2, 0))])
+def test_tensorsolve_solves_what_numpy_solves(a_shape, b_shape, axes):
+    a, b = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape)
+    want = np.linalg.tensorsolve(a, b, axes=axes)
+    got = fnp.linalg.tensorsolve(a, b, axes=axes)  # refused: b's shape was not a's leading
+    assert np.shape(got) == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    check_grads(lambda a, b: fnp.linalg.tensorsolve(a, b, axes=axes), (a, b), order=1)
+
+
+def test_tensorsolve_refuses_a_non_square_system():
+    with pytest.raises(ValueError, match=r"tensorsolve: a of shape \(2, 3, 6\) and b of shape"):
+        fnp.linalg.tensorsolve(RNG.standard_normal((2, 3, 6)), np.ones(5))
