@@ -256,3 +256,29 @@ def test_tensorsolve_solves_what_numpy_solves(a_shape, b_shape, axes):
 def test_tensorsolve_refuses_a_non_square_system():
     with pytest.raises(ValueError, match=r"tensorsolve: a of shape \(2, 3, 6\) and b of shape"):
         fnp.linalg.tensorsolve(RNG.standard_normal((2, 3, 6)), np.ones(5))
+
+
+# ----------------------------------------------------------------------------- svd
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 4)])
+def test_jit_and_vmap_of_full_svd(shape):
+    a = RNG.standard_normal((2,) + shape)
+    svd = lambda m: fnp.linalg.svd(m, full_matrices=True)  # noqa: E731
+    want = [np.linalg.svd(m, full_matrices=True) for m in a]
+    _identical(fnad.jit(svd)(a[0]), want[0])  # both refused "differentiating svd"
+    _identical(fnad.vmap(svd)(a), [np.stack(x) for x in zip(*want)])
+
+
+def test_only_differentiating_the_full_svd_of_a_non_square_matrix_refuses():
+    a = RNG.standard_normal((3, 5))
+    def f(m):
+        return fnp.sum(fnp.linalg.svd(m, full_matrices=True)[1])
+
+    for g in (fnad.grad(f), fnad.jit(fnad.grad(f)), fnad.grad(fnad.jit(f))):
+        with pytest.raises(ValueError, match="differentiating svd of a non-square matrix"):
+            g(a)
+    with pytest.raises(ValueError, match="differentiating svd of a non-square matrix"):
+        fnad.jvp(lambda m: fnp.linalg.svd(m, full_matrices=True), (a,), (a,))
+    sq = RNG.standard_normal((4, 4))
+    check_grads(lambda m: fnp.linalg.svd(m, full_matrices=True)[1], (sq,), order=1)
