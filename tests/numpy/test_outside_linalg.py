@@ -264,7 +264,7 @@ def test_tensorsolve_refuses_a_non_square_system():
 @pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 4)])
 def test_jit_and_vmap_of_full_svd(shape):
     a = RNG.standard_normal((2,) + shape)
-    svd = lambda m: fnp.linalg.svd(m, full_matrices=True)  # noqa: E731
+    svd = lambda m: fnp.linalg.svd(m, full_matrices=True)
     want = [np.linalg.svd(m, full_matrices=True) for m in a]
     _identical(fnad.jit(svd)(a[0]), want[0])  # both refused "differentiating svd"
     _identical(fnad.vmap(svd)(a), [np.stack(x) for x in zip(*want)])
