@@ -143,7 +143,17 @@ _inv_p = wrap(_inv_impl, "inv")
 _det_p = wrap(np.linalg.det, "det")
 _slogdet_p = wrap(lambda a: tuple(np.linalg.slogdet(a)), "slogdet", multiple_results=True)
 _solve_p = wrap(np.linalg.solve, "solve")
-_cholesky_p = wrap(lambda a: np.linalg.cholesky(a), "cholesky")
+
+
+def _cholesky_impl(a, upper=False):
+    if not upper:
+        return np.linalg.cholesky(a)
+    if array_module(a) is np:  # LAPACK's upper factorisation: what NumPy's eager call gives
+        return np.linalg.cholesky(a, upper=True)
+    return np.conj(np.swapaxes(np.linalg.cholesky(a), -1, -2))  # CuPy has no upper=
+
+
+_cholesky_p = wrap(_cholesky_impl, "cholesky")
 
 
 def _pinv_impl(a, rcond=None, hermitian=False, rtol=None):
@@ -305,14 +315,18 @@ def _phi(x):
     return fnp.tril(x, -1) + 0.5 * x * eye_like(shape(x)[-1], x)
 
 
-def _vjp_cholesky(g, ans, a):
+def _vjp_cholesky(g, ans, a, upper=False):
+    if upper:  # U = L^H
+        g, ans = mH(g), mH(ans)
     y = _solve_p(mT(ans), _phi(fnp.matmul(mT(ans), g)))  # L^{-T} phi(L^T gL)
     return herm(mT(_solve_p(mH(ans), mT(y))))            # (...) conj(L)^{-1}, Hermitian
 
 
-def _jvp_cholesky(t, ans, a):
-    x = _solve_p(ans, mH(_solve_p(ans, herm(t))))        # L^{-1} S L^{-H}
-    return fnp.matmul(ans, _phi(x))
+def _jvp_cholesky(t, ans, a, upper=False):
+    low = mH(ans) if upper else ans
+    x = _solve_p(low, mH(_solve_p(low, herm(t))))        # L^{-1} S L^{-H}
+    dl = fnp.matmul(low, _phi(x))
+    return mH(dl) if upper else dl
 
 
 defvjp(_cholesky_p, _vjp_cholesky)
@@ -430,10 +444,7 @@ def cholesky(a, /, *, upper=False):
     a = check_square(a, "cholesky")
     if numpy_only(a):
         return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
-    a = from_triangle(a, lower=not upper)
-    if upper:
-        return mT(_cholesky_p(mT(a)))
-    return _cholesky_p(a)
+    return _cholesky_p(from_triangle(a, lower=not upper), upper=upper)
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=None):
@@ -480,12 +491,36 @@ def matrix_power(a, n):
     return result
 
 
+def _chain_order(p):
+    """NumPy's multi_dot association (a dynamic program on the shapes p[k] x p[k + 1]):
+    split[i][j] is where the product of arrays i..j splits. Eager and jitted calls both take
+    it, so they multiply in the same order and agree bit for bit."""
+    n = len(p) - 1
+    cost = [[0.0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for span in range(1, n):
+        for i in range(n - span):
+            j = i + span
+            cost[i][j] = np.inf
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain(arrays, split, i, j):
+    if i == j:
+        return arrays[i]
+    k = split[i][j]
+    return fnp.matmul(_chain(arrays, split, i, k), _chain(arrays, split, k + 1, j))
+
+
 def multi_dot(arrays, *, out=None):
     """Chained matrix product of two or more arrays, as `numpy.linalg.multi_dot`.
 
     The first array may be 1-D (a row vector) and the last 1-D (a column vector); the
-    others are 2-D. For three arrays the cheaper association is chosen, as NumPy does;
-    longer chains are multiplied left to right.
+    others are 2-D. The products are associated as NumPy's (the cheapest order).
 
     Example:
       fnp.linalg.multi_dot([a, b, c])
@@ -496,8 +531,6 @@ def multi_dot(arrays, *, out=None):
     arrays = [as_array(x) for x in arrays]
     if len(arrays) < 2:
         raise ValueError("fnad.numpy.linalg.multi_dot: expecting at least two arrays.")
-    if numpy_only(*arrays):
-        return np.linalg.multi_dot(arrays)
     first_1d, last_1d = ndim(arrays[0]) == 1, ndim(arrays[-1]) == 1
     if first_1d:
         arrays[0] = fnp.expand_dims(arrays[0], 0)
@@ -508,16 +541,8 @@ def multi_dot(arrays, *, out=None):
             raise ValueError(f"fnad.numpy.linalg.multi_dot: array {k} has shape {shape(x)}; "
                              "only the first and last arrays may be 1-D, the others must be "
                              "2-D.")
-    if len(arrays) == 3:
-        (p0, p1), p2, p3 = shape(arrays[0]), shape(arrays[1])[1], shape(arrays[2])[1]
-        if p0 * p1 * p2 + p0 * p2 * p3 <= p1 * p2 * p3 + p0 * p1 * p3:
-            res = fnp.matmul(fnp.matmul(arrays[0], arrays[1]), arrays[2])
-        else:
-            res = fnp.matmul(arrays[0], fnp.matmul(arrays[1], arrays[2]))
-    else:
-        res = arrays[0]
-        for x in arrays[1:]:
-            res = fnp.matmul(res, x)
+    res = _chain(arrays, _chain_order([shape(x)[0] for x in arrays] + [shape(arrays[-1])[1]]),
+                 0, len(arrays) - 1)
     if first_1d:
         res = res[0]
     if last_1d:
@@ -543,10 +568,11 @@ def tensorsolve(a, b, axes=None):
         a = fnp.transpose(a, perm)
     x_shape = shape(a)[ndim(b):]
     n = _prod(x_shape)
-    if _prod(shape(a)[:ndim(b)]) != n or shape(a)[:ndim(b)] != shape(b):
+    if _prod(shape(a)[:ndim(b)]) != n or _prod(shape(b)) != n:  # NumPy ravels b
         raise ValueError(f"fnad.numpy.linalg.tensorsolve: a of shape {shape(a)} and b of shape "
-                         f"{shape(b)} do not make a square system; a's leading axes must equal "
-                         "b's shape and have as many elements as its trailing axes.")
+                         f"{shape(b)} do not make a square system; a's first b.ndim axes "
+                         "(after moving `axes` to the end) must have as many elements as b and "
+                         "as its trailing axes.")
     x = solve(fnp.reshape(a, (n, n)), fnp.reshape(b, (n,)))
     return fnp.reshape(x, x_shape)
 
@@ -584,6 +610,6 @@ defabstract_eval(_det_p, linalg_rule(np.linalg.det, lambda a: a.shape[:-2]))
 defabstract_eval(_slogdet_p, linalg_rule(as_primitive(_slogdet_p).impl,
                                          lambda a: (a.shape[:-2], a.shape[:-2])))
 defabstract_eval(_solve_p, _solve_aval)
-defabstract_eval(_cholesky_p, linalg_rule(np.linalg.cholesky, lambda a: a.shape))
+defabstract_eval(_cholesky_p, linalg_rule(_cholesky_impl, lambda a, upper=False: a.shape))
 defabstract_eval(_pinv_p, linalg_rule(
     _pinv_impl, lambda a, *args, **kw: a.shape[:-2] + a.shape[-2:][::-1]))

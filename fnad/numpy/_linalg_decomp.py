@@ -30,8 +30,8 @@ QRResult = namedtuple("QRResult", ["Q", "R"])
 _eigh_p = wrap(lambda a, UPLO="L": tuple(np.linalg.eigh(a, UPLO)), "eigh",
                multiple_results=True)
 _eigvalsh_p = wrap(lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO), "eigvalsh")
-_svd_p = wrap(lambda a: tuple(np.linalg.svd(a, full_matrices=False)), "svd",
-              multiple_results=True)
+_svd_p = wrap(lambda a, full_matrices=False: tuple(np.linalg.svd(a, full_matrices=full_matrices)),
+              "svd", multiple_results=True)
 _svdvals_p = wrap(lambda a: np.linalg.svd(a, compute_uv=False), "svdvals")
 _qr_p = wrap(lambda a: tuple(np.linalg.qr(a)), "qr", multiple_results=True)
 
@@ -127,7 +127,16 @@ defbatch(_eigvalsh_p, stack_batch(_eigvalsh_p, core=(2,) * 4))
 # (|U|, U diag(s) Vh, projectors) get their true derivative.
 
 
-def _vjp_svd(g, ans, a):
+def _reduced_only(a, full_matrices):
+    """Differentiation of the full SVD of a non-square matrix refuses (its forward works)."""
+    if full_matrices and shape(a)[-2] != shape(a)[-1]:
+        raise ValueError(f"fnad.numpy.linalg.svd: differentiating svd of a non-square matrix "
+                         f"(shape {shape(a)}) needs full_matrices=False; the extra columns of "
+                         "U or V in the full decomposition are not unique.")
+
+
+def _vjp_svd(g, ans, a, full_matrices=False):
+    _reduced_only(a, full_matrices)
     gu, gs, gvh = g
     u, s, vh = ans
     m, n = shape(a)[-2:]
@@ -154,7 +163,8 @@ def _vjp_svd(g, ans, a):
     return ga
 
 
-def _jvp_svd(t, ans, a):
+def _jvp_svd(t, ans, a, full_matrices=False):
+    _reduced_only(a, full_matrices)
     u, s, vh = ans
     m, n = shape(a)[-2:]
     k = min(m, n)
@@ -301,8 +311,9 @@ def _read_triangle(a, UPLO, fname):
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """Singular value decomposition, as `numpy.linalg.svd`.
 
-    Gradients need the reduced factors: under a transform, pass full_matrices=False for
-    non-square matrices (the extra columns of U or V are not unique). Singular-vector
+    Gradients need the reduced factors: differentiating the full SVD of a non-square matrix
+    refuses (the extra columns of U or V are not unique; pass full_matrices=False); jit and
+    vmap of it work. Singular-vector
     derivatives assume distinct, nonzero singular values.
 
     Returns:
@@ -318,12 +329,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         return SVDResult(*res) if compute_uv else res
     if not compute_uv:
         return _svdvals_p(a)
-    m, n = shape(a)[-2:]
-    if full_matrices and m != n:
-        raise ValueError(f"fnad.numpy.linalg.svd: differentiating svd of a non-square matrix "
-                         f"(shape {shape(a)}) needs full_matrices=False; the extra columns of "
-                         "U or V in the full decomposition are not unique.")
-    return SVDResult(*_svd_p(a))
+    return SVDResult(*_svd_p(a, full_matrices=bool(full_matrices)))
 
 
 def svdvals(x, /):
@@ -365,6 +371,12 @@ def qr(a, mode="reduced"):
 # ----------------------------------------------------------------------------- abstract evaluation
 
 
+def _svd_shapes(a, full_matrices=False):
+    u, s, vh = _reduced_shapes(a)
+    m, n = a.shape[-2:]
+    return (u[:-1] + (m,), s, vh[:-2] + (n, n)) if full_matrices else (u, s, vh)
+
+
 def _reduced_shapes(a):
     """(m, k), (k,), (k, n) with k = min(m, n), behind a's batch axes: the shapes of the
     reduced SVD's u, s, vh (and of QR's q, r without the middle one)."""
@@ -382,7 +394,7 @@ defabstract_eval(_eigh_p, linalg_rule(as_primitive(_eigh_p).impl,
                                       lambda a, *args: (a.shape[:-1], a.shape)))
 defabstract_eval(_eigvalsh_p, linalg_rule(as_primitive(_eigvalsh_p).impl,
                                           lambda a, *args: a.shape[:-1]))
-defabstract_eval(_svd_p, linalg_rule(as_primitive(_svd_p).impl, _reduced_shapes))
+defabstract_eval(_svd_p, linalg_rule(as_primitive(_svd_p).impl, _svd_shapes))
 defabstract_eval(_svdvals_p, linalg_rule(as_primitive(_svdvals_p).impl,
                                          lambda a: _reduced_shapes(a)[1]))
 defabstract_eval(_qr_p, linalg_rule(as_primitive(_qr_p).impl, _qr_shapes))

@@ -183,8 +183,9 @@ def eigvals(a):
 
 # ----------------------------------------------------------------------------- lstsq
 
-_rank_p = wrap_nondiff(lambda s, tol: np.count_nonzero(s > tol, axis=-1), "lstsq_rank")
-defabstract_eval(_rank_p, lambda s, tol: type(s)(s.shape[:-1], np.dtype(np.intp), xp=s.xp))
+# the rank is int32, as NumPy's (LAPACK's integer)
+_rank_p = wrap_nondiff(lambda s, tol: (s > tol).sum(axis=-1, dtype=np.int32), "lstsq_rank")
+defabstract_eval(_rank_p, lambda s, tol: type(s)(s.shape[:-1], np.dtype(np.int32), xp=s.xp))
 defbatch(_rank_p, stack_batch(_rank_p, core=(1, 1)))
 
 
@@ -211,8 +212,8 @@ def lstsq(a, b, rcond=None):
     if (vec and shape(b)[0] != m) or (not vec and shape(b)[-2:-1] != (m,)):
         raise ValueError(f"fnad.numpy.linalg.lstsq: a of shape {shape(a)} (..., M, N) needs b "
                          f"of shape (M,) or (..., M, K) with M = {m}, got {shape(b)}.")
-    if len(shape(a)) == 2 and numpy_only(a, b):
-        return LstsqResult(*np.linalg.lstsq(a, b, rcond=rcond))
+    # no shortcut to NumPy's lstsq (LAPACK's gelsd) for plain arrays: eager and jitted calls
+    # take the same path, so they agree bit for bit (with NumPy's to rounding)
     if rcond is None:
         dt = np.result_type(dtype_of(a), dtype_of(b))
         rcond = np.finfo(dt if dt.kind in "fc" else np.float64).eps * max(m, n)

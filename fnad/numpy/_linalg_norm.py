@@ -10,10 +10,10 @@ from .. import numpy as fnp
 from .._core.abstract import reduction_rule
 from .._batching.families import axis_batch
 from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
-from ._linalg import any_traced, as_array, check_matrix, inv, numpy_only
+from ._linalg import as_array, check_matrix, inv, numpy_only
 from ._linalg_decomp import svdvals
 from ._util import expand_reduced as _expand
-from ._util import const_of, maybe_any, ndim, shape, wrap
+from ._util import const_of, dtype_of, maybe_any, ndim, shape, wrap
 
 
 def _pnorm_impl(x, p, axis=None, keepdims=False):
@@ -72,9 +72,9 @@ def _vector_norm(x, ord, axis, keepdims):
         return fnp.max(fnp.abs(x), axis=axis, keepdims=keepdims)
     if ord == -np.inf:
         return fnp.min(fnp.abs(x), axis=axis, keepdims=keepdims)
-    if ord == 0:
+    if ord == 0:  # of x's real dtype (float64 for complex128), as NumPy
         count = fnp.sum(fnp.not_equal(const_of(x), 0), axis=axis, keepdims=keepdims)
-        return fnp.asarray(count, dtype=x.dtype)
+        return fnp.asarray(count, dtype=np.zeros((), dtype_of(x)).real.dtype)
     if ord == 1:
         return fnp.sum(fnp.abs(x), axis=axis, keepdims=keepdims)
     return _pnorm_p(x, float(ord), axis, keepdims)
@@ -121,6 +121,16 @@ def _axes(axis, nd, fname):
     return tuple(int(a) % nd for a in axes)
 
 
+def _inexact(x):
+    """Integers and booleans as float64, as NumPy's norms take them."""
+    return x if np.dtype(dtype_of(x)).kind in "fc" else fnp.astype(x, np.float64)
+
+
+# norm, vector_norm and matrix_norm run the same primitives eagerly as under jit (not
+# NumPy's own functions, whose 2-norm of a whole array is a BLAS dot): so jit(f) gives f's
+# bits, as docs/jit.md promises. The values are NumPy's to the last bits.
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
     """Matrix or vector norm, as `numpy.linalg.norm`.
 
@@ -137,9 +147,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     Example:
       fnad.grad(fnp.linalg.norm)(np.zeros(3))   # array([0., 0., 0.])
     """
-    x = as_array(x)
-    if not any_traced(x):
-        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    x = _inexact(as_array(x))
     nd = ndim(x)
     if axis is None:
         if ord is None:
@@ -163,9 +171,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     Example:
       fnp.linalg.vector_norm(x, axis=(0, 1))
     """
-    x = as_array(x)
-    if numpy_only(x):
-        return np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+    x = _inexact(as_array(x))
     axes = None if axis is None else _axes(axis, ndim(x), "vector_norm")
     return _vector_norm(x, ord, axes, keepdims)
 
@@ -176,9 +182,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     Example:
       fnp.linalg.matrix_norm(a, ord="nuc")
     """
-    x = check_matrix(x, "matrix_norm")
-    if numpy_only(x):
-        return np.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+    x = _inexact(check_matrix(x, "matrix_norm"))
     return _matrix_norm(x, ord, (ndim(x) - 2, ndim(x) - 1), keepdims)
 
 

@@ -10,14 +10,16 @@ from .._core.tracer import Tracer
 from .._core.abstract import reduction_rule
 from .._batching.families import axis_batch
 from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
-from ._util import const_of, expand_reduced, maybe_any, norm_axes, shape, wrap
+from ._util import const_of, dtype_of, expand_reduced, maybe_any, norm_axes, shape, wrap
 
 __all__ = ["logsumexp"]
 
 
 def shift(a, axis):
-    """max(a) over `axis` (kept), with 0 where it is not finite: no inf - inf."""
-    m = np.max(a, axis=axis, keepdims=True)
+    """max(a) over `axis` (kept), with 0 where it is not finite: no inf - inf. For complex
+    `a` the max of the real parts (SciPy's): a real shift leaves the imaginary part of the
+    result the principal one, in (-pi, pi]."""
+    m = np.max(a.real if a.dtype.kind == "c" else a, axis=axis, keepdims=True)
     return np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
 
 
@@ -26,7 +28,7 @@ def _shift_of(a, axis):
     v = const_of(a)
     if not isinstance(v, Tracer):
         return shift(v, axis)
-    m = fnp.max(v, axis=axis, keepdims=True)
+    m = fnp.max(fnp.real(v) if np.dtype(v.dtype).kind == "c" else v, axis=axis, keepdims=True)
     return fnp.where(fnp.isfinite(m), m, fnp.zeros_like(m, shape=()))
 
 
@@ -92,10 +94,15 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     s = fnp.sum(b * fnp.exp(a - m), axis=axis, keepdims=True)
     sign = fnp.sign(const_of(s))
     dead = sign == 0  # a zero sum (all of a -inf, or b 0): -inf, with a 0 gradient as above
-    out = fnp.log(fnp.abs(fnp.where(dead, fnp.ones_like(s), s))) + m
+    live = fnp.where(dead, fnp.ones_like(s), s)
+    if np.dtype(dtype_of(s)).kind == "c":  # log(s), or log|s| and the phase s / |s| (SciPy)
+        out = (fnp.log(fnp.abs(live)) if return_sign else fnp.log(live)) + m
+        sign = fnp.where(dead, fnp.zeros_like(s), live / fnp.abs(live)) if return_sign else sign
+    else:
+        out = fnp.log(fnp.abs(live)) + m
     if maybe_any(dead):
         out = fnp.where(dead, fnp.full_like(out, -np.inf), out)
-    if not return_sign:
+    if not return_sign and np.dtype(dtype_of(s)).kind != "c":
         out = fnp.where(sign < 0, fnp.full_like(out, np.nan), out)
     if not keepdims:
         axes = norm_axes(axis, len(full))

@@ -15,7 +15,9 @@ from .._core.backend import array_module
 from .._core.devices import to_numpy
 from .._core.tracer import getval
 from ..numpy._linalg import as_array, check_matrix, check_square, eye_like, mT
-from ..numpy._util import refuse_staged, shape
+from .._batching.families import stack_batch
+from .._core.rules import defabstract_eval, defbatch
+from ..numpy._util import const_of, refuse_staged, shape, wrap
 
 
 def _name(fname):
@@ -52,7 +54,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
 
     Args:
       a: (..., N, N) array; b: (N,) or (..., N, K).
-      trans: 0 ('N') solves a x = b, 1 or 2 ('T', 'C') solves a^T x = b.
+      trans: 0 ('N') solves a x = b, 1 ('T') a^T x = b, 2 ('C') a^H x = b.
       lower: use the lower triangle (default upper); unit_diagonal: take the diagonal as 1.
 
     Example:
@@ -66,6 +68,8 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
         t = t * (1 - eye) + eye
     if trans in (1, 2, "T", "C"):
         t = mT(t)
+        if trans in (2, "C") and np.dtype(getval(t).dtype).kind == "c":
+            t = fnp.conj(t)
     elif trans not in (0, "N"):
         raise ValueError(f"{_name('solve_triangular')}: trans must be 0, 1, 2, 'N', 'T' or "
                          f"'C', got {trans!r}.")
@@ -106,9 +110,9 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """
     c, lower = c_and_lower
     c, b = _as_float(c), _as_float(b)
-    if lower:
-        return solve_triangular(c, solve_triangular(c, b, lower=True), trans=1, lower=True)
-    return solve_triangular(c, solve_triangular(c, b, trans=1), lower=False)
+    if lower:  # a = L L^H
+        return solve_triangular(c, solve_triangular(c, b, lower=True), trans=2, lower=True)
+    return solve_triangular(c, solve_triangular(c, b, trans=2), lower=False)  # a = U^H U
 
 
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
@@ -234,6 +238,21 @@ _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353
 _THETA13 = 5.371920351148152
 
 
+def _squarings(a):
+    """Per matrix of a stack, the s squarings with ||a / 2^s||_1 <= theta_13 (found on the
+    host: the number of squarings depends on the values; a constant, without derivative)."""
+    norm1 = np.max(np.sum(np.abs(to_numpy(a)), axis=-2), axis=-1, initial=0.0)
+    with np.errstate(divide="ignore"):
+        s = np.where(norm1 > _THETA13, np.ceil(np.log2(norm1 / _THETA13)), 0.0)
+    return array_module(a).asarray(np.where(np.isfinite(s), s, 0.0))
+
+
+_squarings_p = wrap(_squarings, "expm_squarings", nondiff=True)
+defbatch(_squarings_p, stack_batch(_squarings_p))
+defabstract_eval(_squarings_p, lambda a: a.update(shape=a.shape[:-2], dtype=np.float64,
+                                                  weak_type=False))
+
+
 def expm(a):
     """The matrix exponential, as `scipy.linalg.expm` (batched over leading axes).
 
@@ -247,13 +266,8 @@ def expm(a):
     n = shape(a)[-1]
     refuse_staged(a, "fnad.scipy.linalg.expm", "choose its number of squarings", "call it "
                   "outside jit, or close over the matrix (a constant) instead of passing it")
-    # per matrix of a stack: s squarings with ||a / 2^s||_1 <= theta_13 (constants)
-    # (on a device the norms are read back: the number of squarings depends on them)
-    norm1 = np.max(np.sum(np.abs(to_numpy(getval(a))), axis=-2), axis=-1, initial=0.0)
-    with np.errstate(divide="ignore"):
-        s = np.where(norm1 > _THETA13, np.ceil(np.log2(norm1 / _THETA13)), 0.0)
-    s = np.where(np.isfinite(s), s, 0.0)
-    a = a / array_module(a).asarray((2.0 ** s)[..., None, None])
+    s = _squarings_p(const_of(a))  # per matrix: batched under vmap like the matrices
+    a = a / fnp.expand_dims(2.0 ** s, (-2, -1))
     b, eye = _PADE13, eye_like(n, a)
     a2 = fnp.matmul(a, a)
     a4 = fnp.matmul(a2, a2)
@@ -263,8 +277,8 @@ def expm(a):
     v = (fnp.matmul(a6, b[12] * a6 + b[10] * a4 + b[8] * a2)
          + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye)
     r = fnp.linalg.solve(v - u, v + u)
-    for k in range(int(s.max(initial=0.0))):
-        more = (k < s)[..., None, None]
-        r = (fnp.where(array_module(r).asarray(more), fnp.matmul(r, r), r)
-             if not more.all() else fnp.matmul(r, r))
+    s_all = to_numpy(getval(s))  # every matrix's count (under vmap, the whole batch's)
+    for k in range(int(s_all.max(initial=0.0))):
+        r = (fnp.where(fnp.expand_dims(k < s, (-2, -1)), fnp.matmul(r, r), r)
+             if not (k < s_all).all() else fnp.matmul(r, r))
     return r

@@ -13,8 +13,8 @@ from .. import numpy as fnp
 from .._core.backend import array_module
 from .._core.tracer import Tracer
 from .._core.rules import defjvp, defvjp
-from ..numpy._linalg import check_matrix, mT
-from ._linalg import solve_triangular
+from ..numpy._linalg import check_matrix, check_square, mT
+from ._linalg import _as_float, solve_triangular
 from .._batching.families import stack_batch
 from .._core.rules import defabstract_eval, defbatch
 from ..numpy._util import const_of, dtype_of, shape, wrap
@@ -30,7 +30,9 @@ def _lu_kernel(a, pivot):
     swaps = xp.zeros(a.shape[:-2] + (k,), dtype=np.int64)
     for j in range(k):
         if pivot:
-            p = j + xp.argmax(xp.abs(a[..., j:, j]), axis=-1)
+            col = a[..., j:, j]  # LAPACK's i?amax: |Re| + |Im| for complex (cabs1)
+            size = xp.abs(col.real) + xp.abs(col.imag) if col.dtype.kind == "c" else xp.abs(col)
+            p = j + xp.argmax(size, axis=-1)
             swaps[..., j] = p
             rows_j = a[..., j, :].copy()
             rows_p = xp.take_along_axis(a, p[..., None, None], axis=-2)[..., 0, :]
@@ -146,52 +148,84 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
 
 
 def lu_factor(a, overwrite_a=False, check_finite=True):
-    """The packed LU factorisation of a square matrix, as `scipy.linalg.lu_factor`.
+    """The packed LU factorisation of an (..., M, N) matrix, as `scipy.linalg.lu_factor`.
 
     Returns:
-      (lu, piv): lu holds U and L's strictly lower part; row i was interchanged with row
-      piv[i]. Differentiable in `a` (through lu).
+      (lu, piv): lu (..., M, N) holds U and L's strictly lower part; row i was interchanged
+      with row piv[i] (min(M, N) pivots). Differentiable in `a` (through lu) for square `a`.
 
     Example:
       lu_piv = fnad.scipy.linalg.lu_factor(a); x = fnad.scipy.linalg.lu_solve(lu_piv, b)
     """
     a = check_matrix(a, "lu_factor")
     _, swaps, pa = _permuted(a)
-    low, up = _lu_p(pa)
-    return fnp.tril(low, -1) + up, swaps
+    low, up = _lu_p(pa)  # (M, K) and (K, N), K = min(M, N): packed into one (M, N)
+    (m, n), lead = shape(a)[-2:], ((0, 0),) * (len(shape(a)) - 2)
+    low, up = fnp.tril(low, -1), up
+    if m > n:
+        up = fnp.pad(up, lead + ((0, m - n), (0, 0)))
+    elif n > m:
+        low = fnp.pad(low, lead + ((0, 0), (0, n - m)))
+    return low + up, swaps
 
 
 def _solve_tri(a, b, lower, unit):
     return solve_triangular(a, b, lower=lower, unit_diagonal=unit)
 
 
+_TRANS = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}
+
+
+def _lu_solve_shapes(lu_, perm, bb):
+    """The broadcast batch shape of lu, piv and b (scipy >= 1.15 batches lu_solve)."""
+    n = shape(lu_)[-1]
+    try:
+        if shape(bb)[-2] != n or shape(perm)[-1] != n:
+            raise ValueError
+        return np.broadcast_shapes(shape(lu_)[:-2], shape(perm)[:-1], shape(bb)[:-2])
+    except ValueError:
+        raise ValueError(
+            f"fnad.scipy.linalg.lu_solve: lu of shape {shape(lu_)}, piv of shape "
+            f"{shape(perm)} and b of shape {shape(bb)} do not fit; lu is (..., N, N), piv "
+            "(..., N) and b (N,) or (..., N, K), with broadcastable leading axes.") from None
+
+
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
-    """Solve a x = b from lu_factor's output, as `scipy.linalg.lu_solve`.
+    """Solve a x = b from lu_factor's output, as `scipy.linalg.lu_solve` (batched as
+    SciPy >= 1.15: lu (..., N, N), piv (..., N), b (N,) or (..., N, K)).
 
     Args:
       lu_and_piv: (lu, piv) from lu_factor.
-      b: (N,) or (N, K) right-hand side.
-      trans: 0 solves a x = b, 1 (or 2) a^T x = b.
+      b: (N,) or (..., N, K) right-hand side.
+      trans: 0 ('N') solves a x = b, 1 ('T') a^T x = b, 2 ('C') a^H x = b.
 
     Example:
       x = fnad.scipy.linalg.lu_solve(fnad.scipy.linalg.lu_factor(a), b)
     """
     lu_, piv = lu_and_piv
+    if trans not in _TRANS:
+        raise ValueError(f"fnad.scipy.linalg.lu_solve: trans must be 0, 1, 2, 'N', 'T' or "
+                         f"'C', got {trans!r}.")
+    lu_, b = check_square(_as_float(lu_), "lu_solve"), _as_float(b)
     piv = (const_of(piv) if isinstance(piv, Tracer) or array_module(piv) is not np
            else np.asarray(piv))
     perm = _perm_p(piv, shape(lu_)[-1])
-    b = b if hasattr(b, "shape") else np.asarray(b, dtype=np.float64)
     vec = len(shape(b)) == 1
     bb = fnp.reshape(b, shape(b) + (1,)) if vec else b
-    if trans in (0, "N"):
-        y = _solve_tri(lu_, fnp.take(bb, perm, axis=-2), True, True)
-        x = _solve_tri(lu_, y, False, False)
-    elif trans in (1, 2, "T", "C"):
-        y = _solve_tri(mT(lu_), bb, True, False)
-        z = _solve_tri(mT(lu_), y, False, True)
-        x = fnp.take(z, fnp.argsort(perm), axis=-2)
-    else:
-        raise ValueError(f"fnad.scipy.linalg.lu_solve: trans must be 0, 1 or 2, got {trans!r}.")
+    full = _lu_solve_shapes(lu_, perm, bb) + shape(bb)[-2:]
+    bb, perm = fnp.broadcast_to(bb, full), fnp.broadcast_to(perm, full[:-1])
+
+    def rows(x, order):  # x[..., order, :] per matrix of the stack
+        return fnp.take_along_axis(x, fnp.broadcast_to(fnp.expand_dims(order, -1), full), -2)
+
+    if _TRANS[trans] == 0:  # P L U x = b
+        x = _solve_tri(lu_, _solve_tri(lu_, rows(bb, perm), True, True), False, False)
+    else:  # U^T L^T P^T x = b (conjugated for trans=2)
+        t = mT(lu_)
+        if _TRANS[trans] == 2 and np.dtype(dtype_of(t)).kind == "c":
+            t = fnp.conj(t)
+        z = _solve_tri(t, _solve_tri(t, bb, True, False), False, True)
+        x = rows(z, fnp.argsort(perm, axis=-1))
     return x[..., 0] if vec else x
 
 

@@ -192,8 +192,23 @@ def _make(func, opts):
 
     def aug_dynamics(state, s, *args):
         y, y_bar = state[0], state[1]
-        y_dot, f_vjp = vjp(lambda y, tt, *a: func(y, tt, *a), y, -s, *args)
-        y_bar_dot, t_bar_dot, *args_bar_dot = f_vjp(y_bar)
+        # Python numbers among the args stay closed over, with a zero cotangent: vjp would
+        # make them host arrays, which a state on a device cannot be combined with
+        leaves, tree = tree_flatten(args)
+        free = [i for i, x in enumerate(leaves) if type(x) not in (int, float, bool, complex)]
+
+        def f(y, tt, *free_leaves):
+            full = list(leaves)
+            for i, x in zip(free, free_leaves):
+                full[i] = x
+            return func(y, tt, *tree_unflatten(tree, full))
+
+        y_dot, f_vjp = vjp(f, y, -s, *[leaves[i] for i in free])
+        y_bar_dot, t_bar_dot, *free_bar = f_vjp(y_bar)
+        bars = [fnp.zeros_like(x) for x in leaves]
+        for i, b in zip(free, free_bar):
+            bars[i] = b
+        args_bar_dot = tree_unflatten(tree, bars)
         return tree_map(lambda d: -d, y_dot), y_bar_dot, t_bar_dot, tuple(args_bar_dot)
 
     def bwd(res, g):

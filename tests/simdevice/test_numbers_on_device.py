@@ -10,6 +10,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
+import fnad.scipy.integrate as fint
 import fnad.scipy.special as fsp
 from fnad._core.backend import is_device_array
 from tests.simdevice import no_transfers
@@ -57,3 +58,18 @@ def test_geomspace_reads_no_device_value_for_its_zero_check():
     assert is_device_array(out)
     with pytest.raises(ValueError, match="cannot include zero"):  # on the host: checked
         fnad.grad(lambda a: fnp.sum(fnp.geomspace(a, 2.0, 3)))(np.array([0.0, 1.0]))
+
+
+def test_odeint_with_number_args_differentiates_on_the_device():
+    """Python-number args of odeint stay numbers in its adjoint (a vjp would make them host
+    arrays, which the device state cannot mix with: issue 31's pendulum case)."""
+    def f(y, t, a, b):
+        return fnp.stack([a * y[1], -b * fnp.sin(y[0])])
+
+    def loss(y0):
+        return fnp.sum(fint.odeint(f, y0, fnp.linspace(y0[0] * 0, 0.5, 3), 1.0, 0.8))
+
+    y0 = np.array([0.3, -0.2])
+    got = fnad.grad(loss)(fnad.device_put(y0, "gpu"))  # was a DeviceMismatchError
+    assert is_device_array(got)
+    np.testing.assert_allclose(fnad.to_numpy(got), fnad.grad(loss)(y0), rtol=1e-10)
