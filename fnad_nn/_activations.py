@@ -293,7 +293,7 @@ def _phi32_block(x, out):
 
 def _blocks(x, fill):
     """Apply `fill(x_block, out_block)` over C-ordered blocks of float32 `x`; a new array."""
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # not ascontiguousarray, which makes a 0-d array 1-d
     xf = x.reshape(-1)
     out = np.empty_like(xf)
     for i in range(0, xf.size, _BLOCK):

@@ -82,7 +82,7 @@ def _add_into(y, b):
 # ----------------------------------------------------------------------------- layout
 
 def _contiguous_impl(x):
-    return array_module(x).ascontiguousarray(x)
+    return array_module(x).asarray(x, order="C")  # ascontiguousarray makes 0-d arrays 1-d
 
 
 contiguous = primitive(_contiguous_impl, "contiguous")
