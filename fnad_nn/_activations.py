@@ -209,7 +209,9 @@ def softmax(x, axis=-1):
       axis: the axis that sums to one.
 
     Returns:
-      An array shaped like `x`.
+      An array shaped like `x`. A slice of all -inf has no distribution and gives NaN, as
+      `torch.softmax` and SciPy; for attention, `scaled_dot_product_attention` defines a
+      fully masked row as zeros instead.
 
     Example:
       softmax(np.array([0.0, 0.0]))   # [0.5, 0.5]

@@ -18,8 +18,10 @@ __all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask",
 
 
 # Bool and causal masks remove positions (probability exactly 0). A row with every position
-# masked has no distribution to normalise: we define its probabilities (and so its attention
-# output and every gradient through it) as 0, where a plain -inf softmax would give NaN.
+# masked (or every score -inf, through a float mask) has no distribution to normalise: we
+# define its probabilities (and so its attention output and every gradient through it) as 0,
+# where a plain -inf softmax would give NaN; a +inf score gives its row NaN. Both as PyTorch's
+# scaled_dot_product_attention, in every dtype and path (fnad_nn/_fused.py).
 
 
 def causal_mask(t_q, t_k=None):
@@ -69,7 +71,9 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None
       scale: score scale, default `1 / sqrt(D)`.
 
     Returns:
-      `(..., T_q, D_v)`. Rows whose keys are all masked produce zeros (and zero gradients).
+      `(..., T_q, D_v)`. Rows whose keys are all masked (bool False, or a float mask of
+      -inf) produce zeros and zero gradients, in every dtype, eagerly and under jit, grad
+      and vmap, as PyTorch's; a row whose scores hold +inf produces NaN, as PyTorch's.
 
     Example:
       out = scaled_dot_product_attention(q, k, v, causal=True)
