@@ -56,3 +56,46 @@ def test_fnp_astype_copies_like_numpy():
     g = fnad.grad(lambda v: fnp.sum(v.astype(np.float64) ** 2))(x)
     np.testing.assert_array_equal(g, 2 * x)
 
+
+# ----------------------------------------------------------------------------- float() of a traced value
+
+TRANSFORMS = {
+    "grad": lambda f, x: fnad.grad(f)(x),
+    "vjp": lambda f, x: fnad.vjp(f, x)[1](1.0),
+    "jvp": lambda f, x: fnad.jvp(f, (x,), (np.ones_like(x),)),
+    "jacrev": lambda f, x: fnad.jacrev(f)(x),
+    "jacfwd": lambda f, x: fnad.jacfwd(f)(x),
+    "hessian": lambda f, x: fnad.hessian(f)(x),
+}
+
+
+@pytest.mark.parametrize("conversion", [float, complex])
+@pytest.mark.parametrize("transform", list(TRANSFORMS))
+def test_float_of_a_differentiated_value_raises(transform, conversion):
+    """Issue 31: grad(lambda x: float(fnp.sum(x ** 2))) gave a zero gradient silently."""
+    x = np.array([1.0, 2.0])
+    with pytest.raises(fnad.ConcretizationError, match=rf"{conversion.__name__}\(\).*"
+                       r"stop_gradient"):
+        TRANSFORMS[transform](lambda v: conversion(fnp.sum(v ** 2)), x)
+
+
+@pytest.mark.parametrize("transform", list(TRANSFORMS))
+def test_control_flow_and_stop_gradient_still_read_numbers(transform):
+    x = np.array([1.0, 2.0])
+    seen = []
+
+    def f(v):
+        seen.append(float(fnad.stop_gradient(v[0])))  # logging
+        n = int(v[1])  # an integer has no derivative
+        return fnp.sum(v ** 2) * n if v[0] > 0 else -fnp.sum(v)
+
+    TRANSFORMS[transform](f, x)
+    assert seen and seen[0] == 1.0
+    np.testing.assert_allclose(fnad.grad(f)(x), 4 * x)
+
+
+def test_float_of_an_integer_traced_value_works():
+    def f(v):
+        return v * float(fnp.argmax(v))  # argmax passes through: a plain integer
+    np.testing.assert_allclose(fnad.grad(lambda v: fnp.sum(f(v)))(np.array([1.0, 3.0])), 1.0)
+
