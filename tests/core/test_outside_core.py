@@ -99,3 +99,19 @@ def test_float_of_an_integer_traced_value_works():
         return v * float(fnp.argmax(v))  # argmax passes through: a plain integer
     np.testing.assert_allclose(fnad.grad(lambda v: fnp.sum(f(v)))(np.array([1.0, 3.0])), 1.0)
 
+
+# ----------------------------------------------------------------------------- fnad.save errors
+
+def test_save_into_a_missing_folder_names_the_path(tmp_path):
+    """Issue 31: the error named the temporary file (ckpt.npz.tmp1234-89abcdef)."""
+    path = tmp_path / "no" / "such" / "ckpt.npz"
+    with pytest.raises(FileNotFoundError, match="does not exist; create it first") as info:
+        fnad.save(path, {"a": np.ones(2)})
+    assert info.value.filename == str(path) and ".tmp" not in str(info.value)
+    with pytest.raises(IsADirectoryError, match="is a folder") as info:
+        fnad.save(tmp_path, {"a": np.ones(2)})
+    assert ".tmp" not in str(info.value)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
+        fnad.save(tmp_path / "file" / "ckpt.npz", {"a": np.ones(2)})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
