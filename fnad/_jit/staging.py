@@ -17,7 +17,8 @@ import numpy as np
 
 from .._ad.forward import forward_mode_error
 from .._ad.reverse import rule_cotangents
-from .._ad.transforms import jvp, vjp
+from .._ad.transforms import jvp_with_ints as jvp
+from .._ad.transforms import vjp_with_ints as vjp
 from .._batching.vmap import batch_checkpoint, batch_custom_vjp
 from .._core.abstract import abstract_eval, aval_of, is_aval
 from .._core.backend import is_device_array

@@ -115,3 +115,44 @@ def test_save_into_a_missing_folder_names_the_path(tmp_path):
     with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
         fnad.save(tmp_path / "file" / "ckpt.npz", {"a": np.ones(2)})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+# ----------------------------------------------------------------------------- integer inputs
+
+INT_CALLS = {
+    "grad": lambda f, x: fnad.grad(lambda v: fnp.sum(f(v)))(x),
+    "value_and_grad": lambda f, x: fnad.value_and_grad(lambda v: fnp.sum(f(v)))(x),
+    "jacrev": lambda f, x: fnad.jacrev(f)(x),
+    "jacfwd": lambda f, x: fnad.jacfwd(f)(x),
+    "hessian": lambda f, x: fnad.hessian(lambda v: fnp.sum(f(v)))(x),
+    "vjp": lambda f, x: fnad.vjp(f, x)[1](np.ones(3)),
+    "jvp": lambda f, x: fnad.jvp(f, (x,), (np.ones(3),)),
+}
+
+
+@pytest.mark.parametrize("x", [np.arange(3), np.arange(3) > 0], ids=["int", "bool"])
+@pytest.mark.parametrize("transform", list(INT_CALLS))
+def test_every_transform_refuses_integer_inputs(transform, x):
+    """Issue 31: jacrev, jacfwd, hessian, vjp and jvp of an integer input returned zeros
+    while grad refused; all refuse now, naming the transform and the argument."""
+    name = "grad" if transform == "value_and_grad" else transform
+
+    def f(v):
+        return v * 2.0
+
+    with pytest.raises(TypeError, match=rf"^{name} requires real- or complex-valued inputs, "
+                       rf"but v \(argument 0\) has dtype {x.dtype}.*x.astype\(float\)"):
+        INT_CALLS[transform](f, x)
+
+
+def test_integer_arguments_left_out_or_closed_over_still_work():
+    x, i = np.arange(3.0), np.array(1)
+    assert fnad.grad(lambda v, k: v[k] * 2.0)(x, i)[1] == 2.0
+    assert fnad.jacrev(lambda v, k: v * k, argnums=0)(x, i).shape == (3, 3)
+    _, f_vjp = fnad.vjp(lambda v: v[i] * 2.0, x)
+    np.testing.assert_array_equal(f_vjp(1.0)[0], [0.0, 2.0, 0.0])
+    # jit's and lax's own derivative rules still hold integer operands fixed
+    body = fnad.jit(lambda v, k: v * k)
+    assert fnad.grad(lambda v: fnp.sum(body(v, 3)))(x)[0] == 3.0
+    out = fnad.grad(lambda v: fnad.lax.fori_loop(0, 3, lambda j, c: c * v, 1.0))(2.0)
+    assert out == pytest.approx(12.0)
