@@ -57,7 +57,7 @@ def test_fnp_astype_copies_like_numpy():
     np.testing.assert_array_equal(g, 2 * x)
 
 
-# ----------------------------------------------------------------------------- float() of a traced value
+# ------------------------------------------------------------------ float() of traced values
 
 TRANSFORMS = {
     "grad": lambda f, x: fnad.grad(f)(x),
