@@ -20,7 +20,7 @@ def _t_norm(kind, p, x, eps):
 
 def _t_heads(p, x):
     y = torch.einsum("btd,dhe->bhte", x, p["w"])
-    return y + p["b"][:, None, :] if "b" in p else y
+    return y + p["b"][:, None, :] if p.get("b") is not None else y
 
 
 def _t_rope(x, tables, offset):
@@ -44,7 +44,7 @@ def _t_mha(p, x, ctx=None, *, keep=None, causal=False, rope_q=None, rope_k=None)
         s = s.masked_fill(~keep, float("-inf"))
     o = torch.softmax(s, -1) @ v
     y = torch.einsum("bhte,hed->btd", o, p["o"]["w"])
-    return y + p["o"]["b"] if "b" in p["o"] else y
+    return y + p["o"]["b"] if p["o"].get("b") is not None else y
 
 
 _T_ACT = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu,
@@ -52,7 +52,7 @@ _T_ACT = {"relu": F.relu, "gelu": F.gelu, "silu": F.silu,
 
 
 def _t_linear(p, x):
-    return x @ p["w"] + p["b"] if "b" in p else x @ p["w"]
+    return x @ p["w"] + p["b"] if p.get("b") is not None else x @ p["w"]
 
 
 def _t_ff(p, x, act):

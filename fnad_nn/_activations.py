@@ -209,7 +209,9 @@ def softmax(x, axis=-1):
       axis: the axis that sums to one.
 
     Returns:
-      An array shaped like `x`.
+      An array shaped like `x`. A slice of all -inf has no distribution and gives NaN, as
+      `torch.softmax` and SciPy; for attention, `scaled_dot_product_attention` defines a
+      fully masked row as zeros instead.
 
     Example:
       softmax(np.array([0.0, 0.0]))   # [0.5, 0.5]
@@ -293,7 +295,7 @@ def _phi32_block(x, out):
 
 def _blocks(x, fill):
     """Apply `fill(x_block, out_block)` over C-ordered blocks of float32 `x`; a new array."""
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # not ascontiguousarray, which makes a 0-d array 1-d
     xf = x.reshape(-1)
     out = np.empty_like(xf)
     for i in range(0, xf.size, _BLOCK):

@@ -11,15 +11,17 @@ from fnad.extend import Tracer, array_module
 from . import _init
 from ._fused import affine, attention_softmax, contiguous
 from ._positional import rotary_embedding
-from ._util import as_array, check_params, shape_of, split_key
+from ._util import ParamSpec, as_array, check_params, shape_of, split_key
 
 __all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask",
            "init_multi_head_attention", "multi_head_attention", "init_kv_cache", "context_kv"]
 
 
 # Bool and causal masks remove positions (probability exactly 0). A row with every position
-# masked has no distribution to normalise: we define its probabilities (and so its attention
-# output and every gradient through it) as 0, where a plain -inf softmax would give NaN.
+# masked (or every score -inf, through a float mask) has no distribution to normalise: we
+# define its probabilities (and so its attention output and every gradient through it) as 0,
+# where a plain -inf softmax would give NaN; a +inf score gives its row NaN. Both as PyTorch's
+# scaled_dot_product_attention, in every dtype and path (fnad_nn/_fused.py).
 
 
 def causal_mask(t_q, t_k=None):
@@ -69,7 +71,9 @@ def scaled_dot_product_attention(q, k, v, *, mask=None, causal=False, scale=None
       scale: score scale, default `1 / sqrt(D)`.
 
     Returns:
-      `(..., T_q, D_v)`. Rows whose keys are all masked produce zeros (and zero gradients).
+      `(..., T_q, D_v)`. Rows whose keys are all masked (bool False, or a float mask of
+      -inf) produce zeros and zero gradients, in every dtype, eagerly and under jit, grad
+      and vmap, as PyTorch's; a row whose scores hold +inf produces NaN, as PyTorch's.
 
     Example:
       out = scaled_dot_product_attention(q, k, v, causal=True)
@@ -122,7 +126,7 @@ def init_multi_head_attention(key, d_model, n_heads, *, d_context=None, d_head=N
 
     Returns:
       `{"q", "k", "v": {"w": (d_in, H, d_head), "b": (H, d_head)},
-        "o": {"w": (H, d_head, d_out), "b": (d_out,)}}`.
+        "o": {"w": (H, d_head, d_out), "b": (d_out,)}}` (every "b" None when bias=False).
 
     Example:
       params = init_multi_head_attention(fnad.random.PRNGKey(0), 128, 4)
@@ -147,15 +151,27 @@ def init_multi_head_attention(key, d_model, n_heads, *, d_context=None, d_head=N
     packed = d_context == d_model and inner == d_model
     params = {}
     for name, k, d_in in (("q", kq, d_model), ("k", kk, d_context), ("v", kv, d_context)):
-        params[name] = {"w": proj_w(k, d_in, 3 * inner if packed else inner)}
-        if bias:
-            params[name]["b"] = np.zeros((n_heads, d_head), dtype)
+        params[name] = {"w": proj_w(k, d_in, 3 * inner if packed else inner),
+                        "b": np.zeros((n_heads, d_head), dtype) if bias else None}
     wo = (w_init(ko, (inner, d_out), dtype) if w_init is not None else
           _init.torch_default_uniform(ko, (inner, d_out), dtype, fan_in=inner))
-    params["o"] = {"w": wo.reshape(n_heads, d_head, d_out)}
-    if bias:
-        params["o"]["b"] = np.zeros((d_out,), dtype)
+    params["o"] = {"w": wo.reshape(n_heads, d_head, d_out),
+                   "b": np.zeros((d_out,), dtype) if bias else None}
     return params
+
+
+_MHA_INIT = "init_multi_head_attention"
+_MHA = ParamSpec(_MHA_INIT, {"q": None, "k": None, "v": None, "o": None})
+_PROJ = {"q": ParamSpec(_MHA_INIT, {"w": 3, "b": 2}, nullable=("b",)),
+         "o": ParamSpec(_MHA_INIT, {"w": 3, "b": 1}, nullable=("b",), same=[("b", 0, "w", 2)])}
+_PROJ["k"] = _PROJ["v"] = _PROJ["q"]
+
+
+def _check_mha(fname, params, x, call=None):
+    """`params` of multi-head attention checked, with its four projections."""
+    check_params(fname, params, x, call=call, spec=_MHA)
+    for n in ("q", "k", "v", "o"):
+        check_params(fname, params[n], spec=_PROJ[n], path=f"params[{n!r}]")
 
 
 def init_kv_cache(batch_shape, n_heads, d_head, *, dtype=np.float32, max_len=None, xp=np):
@@ -220,7 +236,8 @@ def _split_heads(p, x):
         raise ValueError(f"multi_head_attention: input of shape {s} does not match a projection "
                          f"from {d_in} features; check d_model/d_context of the parameters.")
     x2, w2 = fnp.reshape(x, (-1, d_in)), fnp.reshape(w, (d_in, h * dh))
-    y = (affine(x2, w2, fnp.reshape(p["b"], (h * dh,))) if "b" in p else fnp.matmul(x2, w2))
+    b = p["b"]
+    y = affine(x2, w2, fnp.reshape(b, (h * dh,))) if b is not None else fnp.matmul(x2, w2)
     y = fnp.reshape(y, s[:-1] + (h, dh))
     return fnp.swapaxes(y, -2, -3)
 
@@ -232,7 +249,7 @@ def _merge_heads(p, o):
     o = fnp.swapaxes(o, -2, -3)
     s = shape_of(o)
     o2, w2 = fnp.reshape(o, (-1, h * dh)), fnp.reshape(w, (h * dh, d_out))
-    y = affine(o2, w2, p["b"]) if "b" in p else fnp.matmul(o2, w2)
+    y = affine(o2, w2, p["b"]) if p["b"] is not None else fnp.matmul(o2, w2)
     return fnp.reshape(y, s[:-2] + (d_out,))
 
 
@@ -260,8 +277,7 @@ def context_kv(params, context, *, rope=None):
       kv = context_kv(cross_params, enc_out)
       y = multi_head_attention(cross_params, x_step, context_kv=kv, mask=padding_mask(src))
     """
-    check_params("context_kv", params, context, init="init_multi_head_attention",
-                 call="context_kv(params, context)")
+    _check_mha("context_kv", params, context, call="context_kv(params, context)")
     k, v = _project_kv(params, context, rope, 0)
     return {"k": k, "v": v}
 
@@ -301,7 +317,7 @@ def multi_head_attention(params, x, context=None, *, mask=None, causal=False, ro
       y = multi_head_attention(params, x, causal=True)
       y = multi_head_attention(cross_params, x_dec, enc_out, mask=padding_mask(src_ids))
     """
-    check_params("multi_head_attention", params, x)
+    _check_mha("multi_head_attention", params, x)
     cross = context is not None or context_kv is not None
     if kv_cache is not None and cross:
         raise ValueError("multi_head_attention: kv_cache is for self-attention; for "

@@ -20,7 +20,7 @@ from fnad.extend import (array_module, defabstract_eval, defbatch, defjvp, defvj
 
 from . import _init
 from ._conv_s1 import conv_s1
-from ._util import check_params, shape_of, split_key
+from ._util import ParamSpec, check_params, shape_of, split_key
 
 __all__ = ["init_conv2d", "conv2d", "max_pool2d", "avg_pool2d"]
 
@@ -116,7 +116,7 @@ def init_conv2d(key, c_in, c_out, kernel_size, *, groups=1, bias=True, dtype=np.
         fans).
 
     Returns:
-      `{"w": (c_out, c_in // groups, kh, kw), "b": (c_out,)}`.
+      `{"w": (c_out, c_in // groups, kh, kw), "b": (c_out,)}` ("b" is None when bias=False).
 
     Example:
       params = init_conv2d(fnad.random.PRNGKey(0), 1, 32, 3)
@@ -131,10 +131,11 @@ def init_conv2d(key, c_in, c_out, kernel_size, *, groups=1, bias=True, dtype=np.
     fan_in = c_in // groups * kh * kw
     w = (w_init(k1, shape, dtype) if w_init is not None else
          _init.torch_default_uniform(k1, shape, dtype, fan_in=fan_in))
-    params = {"w": w}
-    if bias:
-        params["b"] = _init.torch_default_uniform(k2, (c_out,), dtype, fan_in=fan_in)
-    return params
+    b = _init.torch_default_uniform(k2, (c_out,), dtype, fan_in=fan_in) if bias else None
+    return {"w": w, "b": b}
+
+
+_CONV2D = ParamSpec("init_conv2d", {"w": 4, "b": 1}, nullable=("b",), same=[("b", 0, "w", 0)])
 
 
 def conv2d(params, x, *, stride=1, padding=0, dilation=1):
@@ -143,7 +144,7 @@ def conv2d(params, x, *, stride=1, padding=0, dilation=1):
     count is `C_in / w.shape[1]`.
 
     Args:
-      params: `{"w": (C_out, C_in // groups, kh, kw), "b": (C_out,)}` ("b" optional).
+      params: `{"w": (C_out, C_in // groups, kh, kw), "b": (C_out,) or None}`.
       x: input `(..., C_in, H, W)`.
       stride, padding, dilation: ints or pairs; padding may be "same" (stride 1) or "valid".
 
@@ -154,8 +155,8 @@ def conv2d(params, x, *, stride=1, padding=0, dilation=1):
       params = init_conv2d(key, 3, 16, 3)
       conv2d(params, np.zeros((8, 3, 32, 32), np.float32), padding=1).shape  # (8, 16, 32, 32)
     """
-    check_params("conv2d", params, x)
-    w = params["w"]
+    check_params("conv2d", params, x, spec=_CONV2D)
+    w, b = params["w"], params["b"]
     c_out, c_g, kh, kw = shape_of(w)
     x, lead = _as_nchw("conv2d", x)
     n, c, h, wd = shape_of(x)
@@ -179,7 +180,7 @@ def conv2d(params, x, *, stride=1, padding=0, dilation=1):
     padding = _pair(padding, "padding", "conv2d")
     k = c_g * kh * kw
     if stride == (1, 1) and groups == 1:
-        y = conv_s1(x, fnp.reshape(w, (c_out, k)), params.get("b"), ((kh, kw), padding, dilation))
+        y = conv_s1(x, fnp.reshape(w, (c_out, k)), b, ((kh, kw), padding, dilation))
         return _restore(y, lead)
     cols = im2col(x, (kh, kw), stride, padding, dilation)
     ho, wo = shape_of(cols)[-2:]
@@ -189,8 +190,8 @@ def conv2d(params, x, *, stride=1, padding=0, dilation=1):
         y = fnp.matmul(fnp.reshape(w, (groups, c_out // groups, k)),
                        fnp.reshape(cols, (n, groups, k, ho * wo)))
     y = fnp.reshape(y, (n, c_out, ho, wo))
-    if "b" in params:
-        y = y + fnp.reshape(params["b"], (c_out, 1, 1))
+    if b is not None:
+        y = y + fnp.reshape(b, (c_out, 1, 1))
     return _restore(y, lead)
 
 

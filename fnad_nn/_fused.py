@@ -6,8 +6,10 @@ derivatives work as for any composition:
 
 - `affine(x, w, b)`: `x @ w + b` with the bias added in place.
 - `attention_softmax(s, drop, scale)`: `softmax(s * scale)` over the last axis with the
-  positions where `drop` is True removed (probability exactly 0; a row with every position
-  dropped gives zeros); its VJP is `softmax_vjp(g, p, scale) = scale * p * (g - sum(g * p))`.
+  positions where `drop` is True removed (probability exactly 0). A row with every position
+  dropped or -inf gives zeros (so do its gradients: p = 0), and a row holding +inf gives NaN,
+  in every dtype and path, as PyTorch's scaled_dot_product_attention (`torch._safe_softmax`);
+  its VJP is `softmax_vjp(g, p, scale) = scale * p * (g - sum(g * p))`.
 - `normalize(x, eps)`: `(x - mean) / sqrt(var + eps)` over the last axis (layer norm without
   the affine part); its VJP is the primitive `normalize_vjp(g, xhat, x, eps) =
   rstd * (g - mean(g) - xhat * mean(g * xhat))`, whose own rules use
@@ -82,7 +84,7 @@ def _add_into(y, b):
 # ----------------------------------------------------------------------------- layout
 
 def _contiguous_impl(x):
-    return array_module(x).ascontiguousarray(x)
+    return array_module(x).asarray(x, order="C")  # ascontiguousarray makes 0-d arrays 1-d
 
 
 contiguous = primitive(_contiguous_impl, "contiguous")
@@ -150,12 +152,13 @@ def _last_dot(xp, a, b):
 
 def _row_max(xp, p):
     """Max over the last axis, keepdims, as elementwise maxima of (overlapping) halves: a
-    last-axis max reduction of short rows is several times slower in NumPy."""
+    last-axis max reduction of short rows is several times slower in NumPy. Always a new
+    array (a copy for rows of one), which the caller may write."""
     m = p
     while m.shape[-1] > 1:
         n, h = m.shape[-1], (m.shape[-1] + 1) // 2
         m = xp.maximum(m[..., :h], m[..., n - h:])
-    return m
+    return p.copy() if m is p else m
 
 
 def _attention_softmax_impl(s, drop, scale):
@@ -167,13 +170,12 @@ def _attention_softmax_impl(s, drop, scale):
     if drop is not None:
         xp.copyto(p, -np.inf, where=drop)
     m = _row_max(xp, p)
-    if drop is not None:
-        m[~xp.isfinite(m)] = 0
-    p -= m
+    xp.copyto(m, 0, where=m == -np.inf)  # a row of -inf: exp gives zeros, the sum 0 ...
+    with np.errstate(invalid="ignore"):  # a row holding +inf: NaN, as the kernel, quietly
+        p -= m
     xp.exp(p, out=p)
     d = _last_sum(xp, p)
-    if drop is not None:
-        d[d == 0] = 1
+    xp.copyto(d, 1, where=d == 0)  # ... and the row stays zeros, as the float32 kernel's
     p /= d
     return p
 

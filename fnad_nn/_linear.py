@@ -7,7 +7,7 @@ import fnad.numpy as fnp
 from . import _init
 from ._activations import relu
 from ._fused import affine
-from ._util import check_last_dim, check_layers, check_params, shape_of, split_key
+from ._util import ParamSpec, check_last_dim, check_layers, check_params, shape_of, split_key
 
 __all__ = ["init_linear", "linear", "init_embedding", "embedding", "init_mlp", "mlp",
            "init_sequential", "sequential", "flatten"]
@@ -27,7 +27,7 @@ def init_linear(key, d_in, d_out, *, bias=True, dtype=np.float32, w_init=None, b
       w_init, b_init: optional initialisers `init(key, shape, dtype)` (see fnad_nn.init).
 
     Returns:
-      `{"w": (d_in, d_out), "b": (d_out,)}` (no "b" when bias=False).
+      `{"w": (d_in, d_out), "b": (d_out,)}` ("b" is None when bias=False).
 
     Example:
       params = init_linear(fnad.random.PRNGKey(0), 4, 3)
@@ -38,18 +38,23 @@ def init_linear(key, d_in, d_out, *, bias=True, dtype=np.float32, w_init=None, b
         w = _init.torch_default_uniform(kw, (d_in, d_out), dtype, fan_in=d_in)
     else:
         w = w_init(kw, (d_in, d_out), dtype)
-    params = {"w": w}
+    b = None
     if bias:
-        params["b"] = (_init.torch_default_uniform(kb, (d_out,), dtype, fan_in=d_in)
-                       if b_init is None else b_init(kb, (d_out,), dtype))
-    return params
+        b = (_init.torch_default_uniform(kb, (d_out,), dtype, fan_in=d_in)
+             if b_init is None else b_init(kb, (d_out,), dtype))
+    return {"w": w, "b": b}
+
+
+_LINEAR = ParamSpec("init_linear", {"w": 2, "b": 1}, nullable=("b",), same=[("b", 0, "w", 1)])
+_EMBEDDING = ParamSpec("init_embedding", {"w": 2})
 
 
 def linear(params, x):
     """Affine map `x @ w + b` over the last axis of `x`.
 
     Args:
-      params: `{"w": (d_in, d_out), "b": (d_out,)}` ("b" optional).
+      params: `{"w": (d_in, d_out), "b": (d_out,) or None}`; a missing or unexpected key,
+        or an array of the wrong number of axes, raises a ValueError naming it.
       x: array of shape `(..., d_in)`, any leading batch axes.
 
     Returns:
@@ -59,14 +64,14 @@ def linear(params, x):
       params = init_linear(key, 4, 3)
       linear(params, np.ones((5, 7, 4), np.float32)).shape   # (5, 7, 3)
     """
-    check_params("linear", params, x)
-    w = params["w"]
+    check_params("linear", params, x, spec=_LINEAR)
+    w, b = params["w"], params["b"]
     d_in, d_out = shape_of(w)
     check_last_dim("linear", x, d_in)
     lead = shape_of(x)[:-1]
     # one (N, d_in) @ (d_in, d_out) product: a single BLAS call forward and backward
     x2 = fnp.reshape(x, (-1, d_in)) if len(lead) != 1 else x
-    y = affine(x2, w, params["b"]) if "b" in params else fnp.matmul(x2, w)
+    y = affine(x2, w, b) if b is not None else fnp.matmul(x2, w)
     return fnp.reshape(y, lead + (d_out,)) if len(lead) != 1 else y
 
 
@@ -107,7 +112,7 @@ def embedding(params, ids):
     Example:
       embedding(params, np.array([0, 0, 5])).shape   # (3, d)
     """
-    check_params("embedding", params, ids, call="embedding(params, ids)")
+    check_params("embedding", params, ids, call="embedding(params, ids)", spec=_EMBEDDING)
     ids = np.asarray(ids) if isinstance(ids, (list, tuple, int)) else ids
     if getattr(ids, "dtype", None) is None or ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: ids must be an integer array, got dtype "

@@ -6,7 +6,7 @@ import fnad.numpy as fnp
 from fnad import stop_gradient
 
 from ._fused import normalize, scale_shift
-from ._util import check_last_dim, check_params, shape_of
+from ._util import ParamSpec, check_last_dim, check_params, shape_of
 
 __all__ = ["init_layer_norm", "layer_norm", "init_rms_norm", "rms_norm", "init_batch_norm",
            "batch_norm"]
@@ -21,16 +21,20 @@ def init_layer_norm(d, *, bias=True, dtype=np.float32):
       dtype: parameter dtype.
 
     Returns:
-      `{"scale": (d,), "bias": (d,)}`.
+      `{"scale": (d,), "bias": (d,)}` ("bias" is None when bias=False).
 
     Example:
       params = init_layer_norm(16)
       y = layer_norm(params, x)
     """
-    params = {"scale": np.ones((d,), dtype)}
-    if bias:
-        params["bias"] = np.zeros((d,), dtype)
-    return params
+    return {"scale": np.ones((d,), dtype), "bias": np.zeros((d,), dtype) if bias else None}
+
+
+_LAYER_NORM = ParamSpec("init_layer_norm", {"scale": 1, "bias": 1}, nullable=("bias",),
+                        same=[("bias", 0, "scale", 0)])
+_RMS_NORM = ParamSpec("init_rms_norm", {"scale": 1})
+_BATCH_NORM = ParamSpec("init_batch_norm (its first result)", {"scale": 1, "bias": 1},
+                        same=[("bias", 0, "scale", 0)])
 
 
 def layer_norm(params, x, *, eps=1e-5):
@@ -38,7 +42,7 @@ def layer_norm(params, x, *, eps=1e-5):
     shift: `(x - mean) / sqrt(var + eps) * scale + bias`.
 
     Args:
-      params: `{"scale": (d,), "bias": (d,)}` ("bias" optional).
+      params: `{"scale": (d,), "bias": (d,) or None}`.
       x: array of shape `(..., d)`.
       eps: added to the variance.
 
@@ -49,9 +53,9 @@ def layer_norm(params, x, *, eps=1e-5):
       params = init_layer_norm(16)
       layer_norm(params, np.ones((2, 5, 16), np.float32)).shape   # (2, 5, 16)
     """
-    check_params("layer_norm", params, x)
+    check_params("layer_norm", params, x, spec=_LAYER_NORM)
     check_last_dim("layer_norm", x, shape_of(params["scale"])[0])
-    return scale_shift(normalize(x, eps), params["scale"], params.get("bias"))
+    return scale_shift(normalize(x, eps), params["scale"], params["bias"])
 
 
 def init_rms_norm(d, *, dtype=np.float32):
@@ -85,7 +89,7 @@ def rms_norm(params, x, *, eps=1e-6):
       params = init_rms_norm(16)
       rms_norm(params, np.ones((3, 16), np.float32)).shape   # (3, 16)
     """
-    check_params("rms_norm", params, x)
+    check_params("rms_norm", params, x, spec=_RMS_NORM)
     check_last_dim("rms_norm", x, shape_of(params["scale"])[0])
     inv = 1 / fnp.sqrt(fnp.mean(x * x, axis=-1, keepdims=True) + eps)
     return x * inv * params["scale"]
@@ -136,8 +140,8 @@ def batch_norm(params, state, x, *, train=True, momentum=0.1, eps=1e-5, axis=-1)
       params, state = init_batch_norm(16)
       y, state = batch_norm(params, state, np.ones((8, 16), np.float32))
     """
-    check_params("batch_norm", params, x, init="init_batch_norm (its first result)",
-                 call="batch_norm(params, state, x)")
+    check_params("batch_norm", params, x, call="batch_norm(params, state, x)",
+                 spec=_BATCH_NORM)
     s = shape_of(x)
     nd = len(s)
     ax = axis % nd if nd else 0

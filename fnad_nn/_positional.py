@@ -5,7 +5,7 @@ import numpy as np
 import fnad.numpy as fnp
 
 from . import _init
-from ._util import check_params, shape_of
+from ._util import ParamSpec, check_params, shape_of
 
 __all__ = ["sinusoidal_positional_encoding", "init_positional_embedding",
            "positional_embedding", "rotary_tables", "rotary_embedding"]
@@ -55,6 +55,9 @@ def init_positional_embedding(key, max_len, d_model, *, dtype=np.float32, w_init
     return {"w": (w_init or _init.normal)(key, (max_len, d_model), dtype)}
 
 
+_POSITIONAL = ParamSpec("init_positional_embedding", {"w": 2})
+
+
 def positional_embedding(params, x, *, offset=0):
     """`x + w[offset : offset + T]` for `x` of shape `(..., T, d_model)`.
 
@@ -69,7 +72,7 @@ def positional_embedding(params, x, *, offset=0):
     Example:
       h = positional_embedding(params["pos"], embedding(params["tok"], ids))
     """
-    check_params("positional_embedding", params, x)
+    check_params("positional_embedding", params, x, spec=_POSITIONAL)
     t = shape_of(x)[-2]
     max_len = shape_of(params["w"])[0]
     if offset + t > max_len:

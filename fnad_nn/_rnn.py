@@ -11,7 +11,7 @@ from fnad import lax
 
 from . import _init
 from ._activations import sigmoid
-from ._util import check_layers, check_params, dtype_of, shape_of, split_key
+from ._util import ParamSpec, check_layers, check_params, dtype_of, shape_of, split_key
 
 __all__ = ["init_rnn_cell", "rnn_cell", "init_rnn", "rnn", "init_stacked_rnn", "stacked_rnn",
            "init_lstm_cell", "lstm_cell", "init_lstm", "lstm", "init_gru_cell", "gru_cell",
@@ -22,11 +22,19 @@ def _init_cell(key, d_in, d_hidden, gates, bias, dtype):
     # PyTorch: every weight and bias U(-1/sqrt(hidden), 1/sqrt(hidden))
     k1, k2, k3, k4 = split_key(key, 4)
     u = lambda k, s: _init.torch_default_uniform(k, s, dtype, fan_in=d_hidden)
-    p = {"w_ih": u(k1, (d_in, gates * d_hidden)), "w_hh": u(k2, (d_hidden, gates * d_hidden))}
-    if bias:
-        p["b_ih"] = u(k3, (gates * d_hidden,))
-        p["b_hh"] = u(k4, (gates * d_hidden,))
-    return p
+    return {"w_ih": u(k1, (d_in, gates * d_hidden)), "w_hh": u(k2, (d_hidden, gates * d_hidden)),
+            "b_ih": u(k3, (gates * d_hidden,)) if bias else None,
+            "b_hh": u(k4, (gates * d_hidden,)) if bias else None}
+
+
+def _cell_spec(init):
+    return ParamSpec(init, {"w_ih": 2, "w_hh": 2, "b_ih": 1, "b_hh": 1},
+                     nullable=("b_ih", "b_hh"),
+                     same=[("w_hh", 1, "w_ih", 1), ("b_ih", 0, "w_ih", 1), ("b_hh", 0, "w_hh", 1)])
+
+
+_CELL = {"rnn": _cell_spec("init_rnn_cell"), "lstm": _cell_spec("init_lstm_cell"),
+         "gru": _cell_spec("init_gru_cell")}
 
 
 def _input_part(p, x):
@@ -37,14 +45,14 @@ def _input_part(p, x):
         raise ValueError(f"recurrent layer: input of shape {s} does not match the input size "
                          f"{shape_of(w)[0]} of the parameters.")
     y = fnp.matmul(fnp.reshape(x, (-1, s[-1])), w)
-    if "b_ih" in p:
+    if p["b_ih"] is not None:
         y = y + p["b_ih"]
     return fnp.reshape(y, s[:-1] + (shape_of(w)[1],))
 
 
 def _hidden_part(p, h):
     y = fnp.matmul(h, p["w_hh"])
-    return y + p["b_hh"] if "b_hh" in p else y
+    return y + p["b_hh"] if p["b_hh"] is not None else y
 
 
 def _hidden_size(p):
@@ -69,7 +77,7 @@ def init_rnn_cell(key, d_in, d_hidden, *, bias=True, dtype=np.float32):
     Args:
       key: a `fnad.random.PRNGKey`.
       d_in, d_hidden: input and hidden sizes.
-      bias: whether to include `b_ih` and `b_hh`.
+      bias: whether to include `b_ih` and `b_hh` (both None when False).
       dtype: parameter dtype.
 
     Returns:
@@ -96,7 +104,7 @@ def rnn_cell(params, x, h):
     Example:
       h = rnn_cell(params, x_t, h)
     """
-    check_params("rnn_cell", params, x, call="rnn_cell(params, x, h)")
+    check_params("rnn_cell", params, x, call="rnn_cell(params, x, h)", spec=_CELL["rnn"])
     return fnp.tanh(_input_part(params, x) + _hidden_part(params, h))
 
 
@@ -106,7 +114,7 @@ def init_lstm_cell(key, d_in, d_hidden, *, bias=True, dtype=np.float32):
     Args:
       key: a `fnad.random.PRNGKey`.
       d_in, d_hidden: input and hidden sizes.
-      bias: whether to include `b_ih` and `b_hh`.
+      bias: whether to include `b_ih` and `b_hh` (both None when False).
       dtype: parameter dtype.
 
     Returns:
@@ -140,7 +148,8 @@ def lstm_cell(params, x, state):
     Example:
       h, c = lstm_cell(params, x_t, (h, c))
     """
-    check_params("lstm_cell", params, x, call="lstm_cell(params, x, (h, c))")
+    check_params("lstm_cell", params, x, call="lstm_cell(params, x, (h, c))",
+                 spec=_CELL["lstm"])
     return _lstm_step(params, _input_part(params, x), state)
 
 
@@ -150,7 +159,7 @@ def init_gru_cell(key, d_in, d_hidden, *, bias=True, dtype=np.float32):
     Args:
       key: a `fnad.random.PRNGKey`.
       d_in, d_hidden: input and hidden sizes.
-      bias: whether to include `b_ih` and `b_hh`.
+      bias: whether to include `b_ih` and `b_hh` (both None when False).
       dtype: parameter dtype.
 
     Returns:
@@ -187,7 +196,7 @@ def gru_cell(params, x, h):
     Example:
       h = gru_cell(params, x_t, h)
     """
-    check_params("gru_cell", params, x, call="gru_cell(params, x, h)")
+    check_params("gru_cell", params, x, call="gru_cell(params, x, h)", spec=_CELL["gru"])
     return _gru_step(params, _input_part(params, x), h)
 
 
@@ -210,12 +219,14 @@ def _initial_state(p, xw, state0, layer, n_state):
     return out[0] if n_state == 1 else out
 
 
-def _run(step, params, xs, state0, n_state):
+def _run(fname, cell, step, params, xs, state0, n_state):
     """Run `step` over time (one `fnad.lax.scan` per layer) and layers. `state0` is None or
-    per-state arrays (L, ..., H)."""
+    per-state arrays (L, ..., H); `fname` names the layer and `cell` its cell's kind."""
     x = xs
     finals = []
     for layer, p in enumerate(params):
+        check_params(fname, p, x, init=f"init_{cell}", spec=_CELL[cell],
+                     path=f"params[{layer}]")
         xw = _input_part(p, x)
 
         def body(s, xw_t, p=p):
@@ -272,7 +283,7 @@ def rnn(params, xs, h0=None):
       hs, h_n = rnn(params, xs)
     """
     check_layers("rnn", params, xs, single="rnn_cell")
-    return _run(_rnn_step, params, xs, h0, 1)
+    return _run("rnn", "rnn", _rnn_step, params, xs, h0, 1)
 
 
 def init_stacked_rnn(key, d_in, d_hidden, num_layers, *, bias=True, dtype=np.float32):
@@ -326,7 +337,7 @@ def lstm(params, xs, state0=None):
       hs, (h_n, c_n) = lstm(params, xs)
     """
     check_layers("lstm", params, xs, single="lstm_cell")
-    return _run(_lstm_step, params, xs, state0, 2)
+    return _run("lstm", "lstm", _lstm_step, params, xs, state0, 2)
 
 
 def init_gru(key, d_in, d_hidden, *, num_layers=1, bias=True, dtype=np.float32):
@@ -364,7 +375,7 @@ def gru(params, xs, h0=None):
       hs, h_n = gru(params, xs)
     """
     check_layers("gru", params, xs, single="gru_cell")
-    return _run(_gru_step, params, xs, h0, 1)
+    return _run("gru", "gru", _gru_step, params, xs, h0, 1)
 
 
 # ----------------------------------------------------------------------------- bridge
@@ -412,6 +423,10 @@ def init_bridge(key, enc_hidden, dec_hidden, enc_layers, dec_layers, *, mode="pr
             "b": _init.uniform(kb, (dec_layers, dec_hidden), dtype, low=-bound, high=bound)}
 
 
+# "copy" mode's params are {}; "project" mode's hold both
+_BRIDGE = ParamSpec("init_bridge", {"w": 3, "b": 2}, absent=("w", "b"), same=[("b", 1, "w", 2)])
+
+
 def bridge(params, h, *, dec_layers=None):
     """Map encoder final states to decoder initial states (see `init_bridge`).
 
@@ -426,7 +441,7 @@ def bridge(params, h, *, dec_layers=None):
     Example:
       h0 = bridge(bp, h_n, dec_layers=2)
     """
-    check_params("bridge", params, h, call="bridge(params, h)")
+    check_params("bridge", params, h, call="bridge(params, h)", spec=_BRIDGE)
     enc_layers = shape_of(h)[0]
     if "w" in params:
         n = shape_of(params["w"])[0]

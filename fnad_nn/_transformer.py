@@ -9,7 +9,7 @@ from ._attention import init_multi_head_attention, multi_head_attention
 from ._dropout import dropout
 from ._linear import init_linear, linear
 from ._norm import init_layer_norm, layer_norm
-from ._util import check_params, split_key
+from ._util import ParamSpec, check_params, split_key
 
 __all__ = ["init_feed_forward", "feed_forward", "init_transformer_block", "transformer_block",
            "init_decoder_block", "decoder_block"]
@@ -50,6 +50,14 @@ def init_feed_forward(key, d_model, d_ff=None, *, activation="relu", bias=True,
     return params
 
 
+# the sublayers check their own params; "gate" is there for the gated activations only
+_FEED_FORWARD = ParamSpec("init_feed_forward", {"fc1": None, "fc2": None, "gate": None},
+                          absent=("gate",))
+_BLOCK = ParamSpec("init_transformer_block", dict.fromkeys(("ln1", "attn", "ln2", "ff")))
+_DECODER_BLOCK = ParamSpec("init_decoder_block", dict.fromkeys(
+    ("ln1", "self_attn", "ln2", "cross_attn", "ln3", "ff")))
+
+
 def feed_forward(params, x, *, activation=None, dropout_rate=0.0, key=None, train=False):
     """Position-wise feed-forward: `fc2(dropout(act(fc1(x))))`, or SwiGLU
     `fc2(dropout(silu(gate(x)) * fc1(x)))`.
@@ -69,7 +77,7 @@ def feed_forward(params, x, *, activation=None, dropout_rate=0.0, key=None, trai
     Example:
       y = feed_forward(params, x, activation="gelu")
     """
-    check_params("feed_forward", params, x)
+    check_params("feed_forward", params, x, spec=_FEED_FORWARD)
     gated = "gate" in params
     if activation is None:
         activation = "swiglu" if gated else "relu"
@@ -149,7 +157,7 @@ def transformer_block(params, x, *, mask=None, causal=False, rope=None, activati
       params = init_transformer_block(key, 128, 4)
       y = transformer_block(params, x, causal=True)
     """
-    check_params("transformer_block", params, x)
+    check_params("transformer_block", params, x, spec=_BLOCK)
     k1, k2, k3 = _keys(key, 3, train, dropout_rate)
     a = multi_head_attention(params["attn"], layer_norm(params["ln1"], x), mask=mask,
                              causal=causal, rope=rope, kv_cache=kv_cache)
@@ -222,7 +230,8 @@ def decoder_block(params, x, context, *, mask=None, cross_mask=None, causal=True
       params = init_decoder_block(key, 128, 4)
       y = decoder_block(params, x_dec, enc_out, cross_mask=padding_mask(src_ids))
     """
-    check_params("decoder_block", params, x, call="decoder_block(params, x, context)")
+    check_params("decoder_block", params, x, call="decoder_block(params, x, context)",
+                 spec=_DECODER_BLOCK)
     k1, k2, k3, k4 = _keys(key, 4, train, dropout_rate)
     a = multi_head_attention(params["self_attn"], layer_norm(params["ln1"], x), mask=mask,
                              causal=causal, rope=rope, kv_cache=kv_cache)

@@ -230,7 +230,7 @@ def cast_like(x, leaf):
     dtype = getattr(leaf, "dtype", None)
     if dtype is None or getattr(x, "dtype", dtype) == dtype:
         return x
-    return fnp.astype(x, leaf.dtype)
+    return fnp.astype(x, leaf.dtype, copy=False)
 
 
 # ----------------------------------------------------------------------------- public

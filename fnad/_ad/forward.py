@@ -16,6 +16,7 @@ __all__ = ["JVPTrace", "JVPTracer", "trace_forward", "unbox_forward", "refuse_fo
 
 class JVPTracer(ValueTracer):
     __slots__ = ("_value", "_tangent", "_trace")
+    transforms = "forward-mode (jvp, jacfwd, hessian)"
 
     def __init__(self, value, tangent, trace):
         self._value = value

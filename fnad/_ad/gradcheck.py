@@ -11,7 +11,8 @@ import numpy as np
 from .._core.backend import array_module
 from .._core.tracer import getval
 from .._core.tree import tree_flatten, tree_unflatten
-from .transforms import jvp, vjp
+from .transforms import jvp_with_ints as jvp
+from .transforms import vjp_with_ints as vjp
 
 __all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
 

@@ -179,5 +179,12 @@ def hessian(fun, argnums=0, holomorphic=False):
       H = fnad.hessian(lambda x: fnp.sum(x ** 3))(x)   # shape x.shape + x.shape
     """
     require_callable(fun, "hessian")
-    return jacfwd(jacrev(fun, argnums, holomorphic=holomorphic), argnums,
+    hess = jacfwd(jacrev(fun, argnums, holomorphic=holomorphic), argnums,
                   holomorphic=holomorphic)
+
+    @functools.wraps(fun)
+    def hessfun(*args, **kwargs):
+        dyn_args(args, argnums_tuple(argnums, len(args), "hessian"), "hessian", fun)  # checks
+        return hess(*args, **kwargs)
+
+    return hessfun

@@ -23,6 +23,7 @@ _PROJ = object()  # tape marker: output k of a multiple-result node
 
 class RevTracer(ValueTracer):
     __slots__ = ("_value", "_trace", "_idx")
+    transforms = "reverse-mode (grad, vjp, jacrev, hessian)"
 
     def __init__(self, value, trace, idx):
         self._value = value

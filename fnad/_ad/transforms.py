@@ -15,7 +15,8 @@ from .reverse import pull_back, trace_reverse
 from .values import fit_cotangent, shape_dtype, zeros_like_value
 
 __all__ = ["vjp", "grad", "value_and_grad", "jvp", "stop_gradient", "argnums_tuple",
-           "dyn_args", "layout", "require_complex", "as_input", "describe"]
+           "dyn_args", "layout", "require_complex", "as_input", "describe", "vjp_with_ints",
+           "jvp_with_ints"]
 
 
 def as_input(x, fname, what, i=None, tree=None, argnums=None, fun=None):
@@ -48,17 +49,23 @@ def _param_name(fun, n):
 def _refused_leaf(x, fname, what, tree, i, argnums, fun):
     """The TypeError for leaf `i` of `tree` that the transform cannot take, and what to do
     about it: a value that is not an array or a number (named by its pytree path, e.g.
-    params['layer']['name']), or, for grad, an array that is neither real nor complex."""
+    params['layer']['name']), or an array that is neither real nor complex (an integer or
+    bool one has no derivative: every transform refuses it, where JAX's grad, jacrev and
+    jacfwd refuse it and its vjp and jvp want float0 cotangents and tangents)."""
     keys = leaf_path(tree, i)
     j = int(keys[0][1:-1]) if keys and keys[0].startswith("[") else 0
     n = argnums[j] if argnums is not None else j
-    if _is_value(x):
-        return TypeError(f"grad requires real- or complex-valued inputs, but argument {n} has "
-                         f"dtype {getval(x).dtype}; pass floats, e.g. x.astype(float), or "
-                         "leave it out of argnums.")
     name = _param_name(fun, n) if fun is not None else None
     path = (name or f"{what} {n}") + "".join(keys[1:])
     where = f"{path} (argument {n})" if name or keys[1:] else path
+    if _is_value(x):
+        if argnums is None:  # vjp and jvp: every primal is differentiated
+            fix = ("close over it (functools.partial or a lambda) to hold it fixed")
+        else:
+            fix = "leave it out of argnums"
+        return TypeError(f"{fname} requires real- or complex-valued inputs, but {where} has "
+                         f"dtype {getval(x).dtype}, which has no derivative; pass floats, "
+                         f"e.g. x.astype(float), or {fix}.")
     value = (f"{x!r:.40} ({type(x).__name__})" if isinstance(x, str)
              else f"a {type(x).__name__}")
     if fname in ("grad", "jacrev", "jacfwd"):
@@ -91,7 +98,8 @@ def vjp(fun, *primals, has_aux=False):
 
     Args:
       fun: a function of arrays (pytrees of arrays) returning a pytree of arrays.
-      *primals: the point at which to linearise.
+      *primals: the point at which to linearise: real or complex arrays (an integer or bool
+        one has no derivative and raises a TypeError; close over it instead).
       has_aux: if True, `fun` returns `(out, aux)` and aux is returned third.
 
     Returns:
@@ -102,12 +110,20 @@ def vjp(fun, *primals, has_aux=False):
       y, f_vjp = fnad.vjp(fnp.sin, x)
       (x_bar,) = f_vjp(fnp.ones_like(y))
     """
+    return _vjp(fun, primals, has_aux, ints="vjp")
+
+
+def vjp_with_ints(fun, *primals, has_aux=False):
+    """`vjp` for the library's own rules (jit's and lax's graphs, odeint, check_grads):
+    integer and bool primals are held fixed and get zero cotangents."""
     return _vjp(fun, primals, has_aux)
 
 
-def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp", user_fun=None):
+def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp", user_fun=None,
+         ints=None):
     """vjp; with `argnums` (the argument number of each primal) it is grad's and refuses
-    non-float inputs, naming the argument. With `once`, the returned function may be called
+    non-float inputs, naming the argument, and so does it with `ints` (the public vjp's
+    name), naming the primal. With `once`, the returned function may be called
     only once: its backward pass frees the forward values as it goes. `name` is the
     transform that tracers escaping `fun` are said to come from, and that errors name;
     `user_fun` the function whose parameter names they use."""
@@ -117,7 +133,7 @@ def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp", user_fun=N
         x = flat[i] = as_input(x, name, "primal", i, in_tree, argnums, user_fun or fun)
         if getval(x).dtype.kind in "fc":
             traced.append(i)
-        elif argnums is not None:
+        elif argnums is not None or ints:
             raise _refused_leaf(x, name, "primal", in_tree, i, argnums, user_fun or fun)
     trace, boxed, out = trace_reverse(lambda t: fun(*t), flat, traced, in_tree, name)
     aux = None
@@ -193,11 +209,17 @@ def _spread(grads, uniq, nums):
 
 def dyn_args(args, nums, fname, fun=None):
     """The distinct argnums among `nums` and the arguments they choose, Python scalars made
-    arrays (for jacrev/jacfwd, as grad does); `fun`'s parameter names label refused ones."""
+    arrays (for jacrev/jacfwd/hessian, as grad does); integer and bool ones are refused, as
+    grad refuses them; `fun`'s parameter names label refused ones."""
     uniq = nums if len(nums) == 1 else tuple(dict.fromkeys(nums))
     leaves, tree = tree_flatten(tuple(args[n] for n in uniq))
-    return uniq, tree_unflatten(tree, [as_input(x, fname, "argument", i, tree, uniq, fun)
-                                       for i, x in enumerate(leaves)])
+    out = []
+    for i, x in enumerate(leaves):
+        x = as_input(x, fname, "argument", i, tree, uniq, fun)
+        if getval(x).dtype.kind not in "fc":
+            raise _refused_leaf(x, fname, "argument", tree, i, uniq, fun)
+        out.append(x)
+    return uniq, tree_unflatten(tree, out)
 
 
 def layout(jac, argnums, uniq, nums):
@@ -319,11 +341,23 @@ def jvp(fun, primals, tangents):
 
     Args:
       fun: a function of arrays (pytrees) returning a pytree of arrays.
-      primals, tangents: tuples (or lists) of equal structure, shapes and dtypes.
+      primals, tangents: tuples (or lists) of equal structure, shapes and dtypes; real or
+        complex (an integer or bool primal has no tangent and raises a TypeError; close
+        over it instead).
 
     Example:
       y, y_dot = fnad.jvp(fnp.sin, (x,), (fnp.ones_like(x),))
     """
+    return _jvp(fun, primals, tangents, ints="jvp")
+
+
+def jvp_with_ints(fun, primals, tangents):
+    """`jvp` for the library's own rules: integer and bool primals are held fixed (their
+    tangents ignored)."""
+    return _jvp(fun, primals, tangents)
+
+
+def _jvp(fun, primals, tangents, ints=None):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primals and tangents must be tuples, e.g. jvp(f, (x,), (t,)); got "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
@@ -340,6 +374,8 @@ def jvp(fun, primals, tangents):
         if p_shape != t_shape:
             raise ValueError(f"jvp: primal {i} has shape {p_shape} but its tangent has "
                              f"shape {t_shape}.")
+        if p_dtype.kind not in "fc" and ints:
+            raise _refused_leaf(p, ints, "primal", p_tree, i, None, fun)
         if p_dtype.kind in "fc":
             if t_dtype != p_dtype:
                 if not isinstance(t_flat[i], (int, float)) or t_dtype.kind not in "iuf":

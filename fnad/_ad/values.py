@@ -5,7 +5,7 @@ import numpy as np
 
 from .._core.abstract import aval_of
 from .._core.backend import array_module
-from .._core.tracer import Tracer, bind_traced, getval
+from .._core.tracer import ConcretizationError, Tracer, bind_traced, getval, raise_if_escaped
 
 __all__ = ["ValueTracer", "zeros_like_value", "add_cotangents", "pass_through", "shape_dtype",
            "fit_cotangent"]
@@ -17,11 +17,36 @@ class ValueTracer(Tracer):
     answer, without building a ShapedArray per access)."""
 
     __slots__ = ()
+    transforms = "differentiation"  # the kind of transform, for messages
     aval = property(lambda s: aval_of(s._value))
     shape = property(lambda s: s._value.shape)
     dtype = property(lambda s: s._value.dtype)
     ndim = property(lambda s: s._value.ndim)
     size = property(lambda s: s._value.size)
+
+    # float() and complex() of a value that carries a derivative would cut it off silently
+    # (`return float(loss)` gave a zero gradient): refused, as np.asarray(x) is. bool(),
+    # int() and indexing stay (Python control flow; an integer has no derivative anyway).
+    def __float__(self):
+        return float(_number(self, "float"))
+
+    def __complex__(self):
+        return complex(_number(self, "complex"))
+
+
+def _number(x, conversion):
+    """The value of autodiff tracer `x` for `conversion`() when its dtype carries no
+    derivative; else a ConcretizationError saying what to do."""
+    raise_if_escaped(x, f"{conversion}()")
+    if x.dtype.kind not in "fc":
+        return x.value
+    raise ConcretizationError(
+        f"{conversion}() of a {x.dtype} value of shape {tuple(x.shape)} traced by a "
+        f"{x.transforms} transform: a Python number carries no derivative, so the result would be "
+        f"cut off from the gradient silently (e.g. `return {conversion}(loss)` gives zero). "
+        "Keep the array (return it as it is; for control flow compare it directly, "
+        "`if x > 0:` works), or, to read the number without its derivative (logging), "
+        f"call {conversion}(fnad.stop_gradient(x)).")
 
 
 def zeros_like_value(x):

@@ -14,7 +14,7 @@ import weakref
 __all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "levels",
            "require_callable", "top_trace", "register_callable", "PRIMITIVE_OF", "PRIMITIVES",
            "register_array_methods", "set_impl_error_hook", "UnexpectedTracerError",
-           "finish_trace", "raise_if_escaped", "set_array_like_hook"]
+           "finish_trace", "raise_if_escaped", "set_array_like_hook", "ConcretizationError"]
 
 _levels = itertools.count(1)
 
@@ -26,6 +26,11 @@ def new_level():
 
 class UnexpectedTracerError(Exception):
     """A traced value was used after the transform that made it had returned."""
+
+
+class ConcretizationError(TypeError):
+    """A traced value was used where Python needs a concrete number: a staged (jit) value
+    has none, and a differentiated value's number would lose its derivative."""
 
 
 class Trace:

@@ -31,6 +31,7 @@ unless the caller lists the class in `types=`. With `like=` the classes are `lik
 """
 
 import dataclasses
+import errno
 import json
 import os
 import re
@@ -226,6 +227,20 @@ def _remove_stale_temps(target):
             os.close(fd)
 
 
+def _unwritable(e, path, target):
+    """`e` (raised creating the temporary file next to `target`) about `path` instead."""
+    folder = os.path.dirname(target) or "."
+    if e.errno == errno.ENOENT:
+        why = (f"the folder {folder!r} does not exist; create it first "
+               f"(os.makedirs({folder!r}, exist_ok=True))")
+    elif e.errno == errno.ENOTDIR:
+        why = f"a part of {folder!r} is a file, not a folder"
+    else:
+        why = (f"{e.strerror} (save writes a temporary file in {folder!r} and renames it over "
+               "the path, so that folder must be writable)")
+    return type(e)(e.errno, f"fnad.save: cannot write {path!r}: {why}", path)
+
+
 def save(path, tree):
     """Write a pytree of arrays and Python scalars to `path`, atomically, without pickle.
 
@@ -257,8 +272,14 @@ def save(path, tree):
     meta = {"format": FORMAT, "version": VERSION,
             "tree": describe(tree, "", arrays, f"fnad.save({path!r})")}
     target = os.path.realpath(path)  # through symlinks: replace the file, keep the link
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, f"fnad.save: {path!r} is a folder; give a file "
+                                f"name in it, e.g. {os.path.join(path, 'ckpt.npz')!r}", path)
     _remove_stale_temps(target)
-    fd, tmp = _create_temp(target)
+    try:
+        fd, tmp = _create_temp(target)
+    except OSError as e:  # it names the temporary file: say it about the user's path
+        raise _unwritable(e, path, target) from None
     try:
         with os.fdopen(fd, "wb") as f:
             _write_zip(f, meta, arrays)

@@ -315,7 +315,7 @@ def _build_numba(kernel):
     flat = []
     for k, kind in enumerate(kinds):
         if kind == "general":
-            lines.append(f"    x{k} = np.ascontiguousarray(np.broadcast_to(x{k}, shape))")
+            lines.append(f"    x{k} = np.asarray(np.broadcast_to(x{k}, shape), order=\"C\")")
         flat.append(f"x{k}.reshape(-1)")
     outs = [f"o{k}" for k in range(len(kernel.outs))]
     for k, (o, a) in enumerate(zip(outs, kernel.out_avals)):
@@ -387,7 +387,7 @@ def _build_numexpr(kernel):
         for k, (nex, used) in enumerate(programs):
             y = nex(*[env[n] for n in used])
             if y.shape != shape:
-                y = np.ascontiguousarray(np.broadcast_to(y, shape))
+                y = np.asarray(np.broadcast_to(y, shape), order="C")  # keeps 0-d
             env[f"y{k}"] = y
             outs.append(y)
         return tuple(outs)

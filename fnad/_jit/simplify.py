@@ -7,7 +7,8 @@ by a smaller one, only where the result keeps its shape, dtype and every bit:
     (`x + 0.0` on floats is kept: -0.0 + 0.0 is +0.0, not -0.0)
   - `x / 1`, `x ** 1` -> x
   - `negative(negative(x))` -> x
-  - `astype(x, dtype)` with x already of that dtype -> x
+  - `astype(x, dtype)` with x already of that dtype, `copy(x)`, `positive(x)` -> x (an
+    output that then shares an input's buffer is copied again by `output_copies`)
   - an array constant whose elements are all equal, in an elementwise op whose other
     operand already has the result's shape -> a 0-d array of the same dtype and value
     ("broadcast of constants": the op reads one number instead of a broadcast array)
@@ -46,6 +47,9 @@ def _identity(e, out):
     name, args = e.prim.name, e.args
     if e.kwargs or len(args) not in (1, 2):
         return None, None
+    if len(args) == 1:
+        x = args[0]
+        return (x, name) if name in ("copy", "positive") and _same(x, out) else (None, None)
     if len(args) == 2:
         x, y = args
         if name in ("multiply", "add") and _same(y, out) and not _same(x, out):

@@ -17,11 +17,13 @@ import numpy as np
 
 from .._ad.forward import forward_mode_error
 from .._ad.reverse import rule_cotangents
-from .._ad.transforms import jvp, vjp
+from .._ad.transforms import jvp_with_ints as jvp
+from .._ad.transforms import vjp_with_ints as vjp
 from .._batching.vmap import batch_checkpoint, batch_custom_vjp
 from .._core.abstract import abstract_eval, aval_of, is_aval
 from .._core.backend import is_device_array
 from .._core.custom import CustomVJPRule
+from .._core.tracer import ConcretizationError as ConcretizationError
 from .._core.tracer import (Primitive, Trace, Tracer, bind_traced, finish_trace,
                             raise_if_escaped)
 from .._core.tree import tree_flatten, tree_structure, tree_unflatten
@@ -32,10 +34,6 @@ from .scopes import current_scope
 
 __all__ = ["StagingTrace", "StagingTracer", "ConcretizationError", "trace_to_graph",
            "make_graph", "split_static", "static_key"]
-
-class ConcretizationError(TypeError):
-    """A staged (abstract) value was used where Python needs a concrete one."""
-
 
 def _concretization_error(tracer, conversion):
     return ConcretizationError(

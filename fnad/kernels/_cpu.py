@@ -48,7 +48,8 @@ def _plain32(*arrays):
 
 
 def _c(a):
-    return np.ascontiguousarray(a)
+    # not np.ascontiguousarray, which makes a 0-d array 1-d
+    return np.asarray(a, order="C")
 
 
 def _rows(a):

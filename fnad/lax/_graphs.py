@@ -15,7 +15,8 @@ from .._graph.ir import Eqn, Var, is_array_const
 from .._jit.compile import compile_graph
 from .._jit.jit import optimize_graph
 from .._jit.staging import trace_to_graph
-from .._ad.transforms import jvp, vjp
+from .._ad.transforms import jvp_with_ints as jvp
+from .._ad.transforms import vjp_with_ints as vjp
 from .._core.tree import tree_structure
 
 __all__ = ["in_avals", "out_avals", "close", "runner", "trace_flat", "derived", "cached",

@@ -80,7 +80,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
 
 
 def _vjp_full(g, ans, fill, shape, dtype=None, order="C"):
-    return fnp.astype(unbroadcast(g, fnp.shape(fill)), dtype_of(fill))
+    return fnp.astype(unbroadcast(g, fnp.shape(fill)), dtype_of(fill), copy=False)
 
 
 def _batch_full(args, dims, **kw):
@@ -185,11 +185,11 @@ def asarray(a, dtype=None, order=None, *, copy=None, like=None):
     holding traced values are stacked, so their derivatives survive, and so are lists
     holding device arrays (their plain items made on that device)."""
     if isinstance(a, Tracer):
-        return a if dtype is None else fnp.astype(a, dtype)
+        return a if dtype is None else fnp.astype(a, dtype, copy=False)
     if isinstance(a, (list, tuple)) and _holds_value(a):
         xp = array_module(*_values_in(a))  # plain items go to the values' device
         res = fnp.stack([asarray(x) if _holds_value(x) else _on(xp, x) for x in a])
-        return res if dtype is None else fnp.astype(res, dtype)
+        return res if dtype is None else fnp.astype(res, dtype, copy=False)
     if is_device_array(a):
         return a if dtype is None else a.astype(dtype, copy=False)
     return np.asarray(a, dtype=dtype, order=order, copy=copy)

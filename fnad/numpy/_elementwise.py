@@ -356,7 +356,7 @@ _def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda an
 def _select_weight(ans, win, tie):
     if isinstance(tie, (np.ndarray, np.generic)) and not tie.any():  # (no GPU sync for CuPy)
         return win  # a boolean mask: g * win keeps g's dtype
-    return fnp.astype(fnp.where(tie, 0.5, win), dtype_of(ans))
+    return fnp.astype(fnp.where(tie, 0.5, win), dtype_of(ans), copy=False)
 
 
 _def_binary(maximum, lambda ans, x, y: _select_weight(ans, fnp.greater(x, y), fnp.equal(x, y)),
@@ -366,11 +366,11 @@ _def_binary(minimum, lambda ans, x, y: _select_weight(ans, fnp.less(x, y), fnp.e
 # fmax/fmin ignore NaNs: the non-NaN argument wins; on ties the first argument takes the
 # whole gradient (PyTorch's fmax/fmin).
 def _first_wins(ans, win):
-    return fnp.astype(win, dtype_of(ans))
+    return fnp.astype(win, dtype_of(ans), copy=False)
 
 
 def _second_wins(ans, win):
-    return fnp.astype(~win, dtype_of(ans))
+    return fnp.astype(~win, dtype_of(ans), copy=False)
 
 
 _def_binary(fmax, lambda ans, x, y: _first_wins(ans, (x >= y) | fnp.isnan(y)),

@@ -92,7 +92,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     """
     f = as_input(f)
     if dtype_of(f).kind not in "fc":
-        f = fnp.astype(f, np.float64)
+        f = fnp.astype(f, np.float64, copy=False)
     nd = ndim(f)
     axes = (tuple(range(nd)) if axis is None
             else tuple(a % nd for a in (axis if isinstance(axis, (tuple, list)) else (axis,))))

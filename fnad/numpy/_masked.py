@@ -74,8 +74,8 @@ def select(condlist, choicelist, default=0):
                             f"boolean array, got dtype {dtype_of(c)}.")
     dt = np.result_type(*(dtype_of(c) for c in choices),
                         dtype_of(default) if weak is None else weak)
-    result = fnp.astype(default, dt)
+    result = fnp.astype(default, dt, copy=False)
     for cond, choice in zip(conds[::-1], choices[::-1]):
         result = fnp.where(cond, choice, result)
     shape = np.broadcast_shapes(*(fnp.shape(a) for a in conds + choices + [default]))
-    return fnp.broadcast_to(fnp.astype(result, dt), shape)
+    return fnp.broadcast_to(fnp.astype(result, dt, copy=False), shape)

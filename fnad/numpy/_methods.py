@@ -59,7 +59,7 @@ def _ufunc_with_kwargs(prim, inputs, kwargs):
                         "values (arrays are immutable under transforms); use the returned "
                         "array and fnad.numpy.where instead.")
     res = bind_traced(prim, inputs, _NO_KWARGS)
-    return res if dtype is None else fnp.astype(res, dtype)
+    return res if dtype is None else fnp.astype(res, dtype, copy=False)
 
 
 def _operator(ufunc, reflected=False):
@@ -96,7 +96,7 @@ _METHODS = {
     "__matmul__": _operator(np.matmul),
     "__rmatmul__": _operator(np.matmul, reflected=True),
     "__neg__": lambda s: s._trace.process(PRIMITIVE_OF[np.negative], (s,), _NO_KWARGS),
-    "__pos__": lambda s: s,
+    "__pos__": lambda s: fnp.positive(s),  # a new array, as NumPy's
     "__abs__": lambda s: fnp.absolute(s),
     "__invert__": lambda s: fnp.invert(s),
     "__and__": lambda s, o: fnp.bitwise_and(s, o),
@@ -115,9 +115,10 @@ _METHODS = {
     "reshape": lambda s, *shape, order="C": fnp.reshape(s, _shape_args(shape), order),
     "transpose": lambda s, *axes: fnp.transpose(s, _shape_args(axes) if axes else None),
     "swapaxes": lambda s, a1, a2: fnp.swapaxes(s, a1, a2),
-    "astype": lambda s, dtype, **k: fnp.astype(s, dtype),
+    "astype": lambda s, dtype, order="K", casting="unsafe", subok=True, copy=True: fnp.astype(
+        s, dtype, copy=copy),
     "ravel": lambda s, order="C": fnp.ravel(s, order),
-    "flatten": lambda s, order="C": fnp.ravel(s, order),
+    "flatten": lambda s, order="C": fnp.copy(fnp.ravel(s, order)),  # always a copy, as NumPy's
     "squeeze": lambda s, axis=None: fnp.squeeze(s, axis),
     "sum": lambda s, axis=None, dtype=None, out=None, keepdims=False: fnp.sum(
         s, axis=axis, dtype=dtype, keepdims=keepdims),

@@ -98,7 +98,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     _no_out("prod", out)
     a = as_input(a)
     if dtype is not None:
-        a = fnp.astype(a, dtype)
+        a = fnp.astype(a, dtype, copy=False)
     elif dtype_of(a).kind in "biu":
         a = fnp.asarray(a, dtype=np.result_type(dtype_of(a), np.int_))
     if where is not None:
@@ -114,7 +114,7 @@ def _cumulative(prim, a, axis, dtype, out):
     _no_out(prim.__name__, out)
     a = as_input(a)
     if dtype is not None:
-        a = fnp.astype(a, dtype)
+        a = fnp.astype(a, dtype, copy=False)
     if axis is None:
         a, axis = fnp.ravel(a), 0
     return prim(a, axis % builtins.max(ndim(a), 1))

@@ -39,10 +39,13 @@ def transpose(a, axes=None):
 
 def astype(x, dtype, copy=True):
     """`x` cast to `dtype`; the gradient is cast back to `x`'s dtype. A cast to an integer or
-    bool dtype has no derivative (zero tangent and gradient, as JAX)."""
+    bool dtype has no derivative (zero tangent and gradient, as JAX). As NumPy's, a cast to
+    `x`'s own dtype copies an array unless `copy=False` (so a jitted function hands out a
+    fresh array where the eager one does; jit drops the copy where nothing needs it)."""
     dtype = np.dtype(dtype)
     if dtype_of(x) == dtype:
-        return x
+        return fnp.copy(x) if copy and hasattr(x, "shape") and not isinstance(
+            x, np.generic) else x
     if dtype.kind not in "fc":
         return _astype_exact_p(x, dtype)
     return _astype_p(x, dtype)
@@ -149,7 +152,7 @@ defbatch(_transpose_p, _batch_transpose)
 defvjp(broadcast_to, lambda g, ans, a, shape_, **k: unbroadcast(g, shape(a)))
 defjvp_linear(broadcast_to)
 defbatch(broadcast_to, _batch_broadcast_to)
-defvjp(_astype_p, lambda g, ans, x, dtype: fnp.astype(g, dtype_of(x)))
+defvjp(_astype_p, lambda g, ans, x, dtype: fnp.astype(g, dtype_of(x), copy=False))
 defjvp_linear(_astype_p)
 for _f in (_astype_p, _astype_exact_p):
     defbatch(_f, keep_batch(_f))

@@ -39,7 +39,7 @@ def _finish(y, dtype, axis):
         return y
     if np.issubdtype(np.dtype(dtype), np.integer):
         y = fnp.floor(y)
-    return fnp.astype(y, dtype)
+    return fnp.astype(y, dtype, copy=False)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
@@ -57,7 +57,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     num = _count(num, "linspace")
     start, stop = asarrays(start, stop)  # a number endpoint made on the other's device
     dt = _float_dtype(start, stop)
-    start, stop = fnp.astype(start, dt), fnp.astype(stop, dt)
+    start, stop = fnp.astype(start, dt, copy=False), fnp.astype(stop, dt, copy=False)
     div = (num - 1) if endpoint else num
     delta = stop - start
     k = array_module(delta).arange(num, dtype=dt).reshape((-1,) + (1,) * ndim(delta))
@@ -88,7 +88,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
                          for a in (start, stop, base))
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
     y = fnp.power(fnp.expand_dims(base, axis), y)
-    return y if dtype is None else fnp.astype(y, dtype)
+    return y if dtype is None else fnp.astype(y, dtype, copy=False)
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
@@ -108,7 +108,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
             np.any(getval(start) == 0) or np.any(getval(stop) == 0)):
         raise ValueError("fnad.numpy.geomspace: a geometric sequence cannot include zero.")
     dt = _float_dtype(start, stop)
-    start, stop = fnp.astype(start, dt), fnp.astype(stop, dt)
+    start, stop = fnp.astype(start, dt, copy=False), fnp.astype(stop, dt, copy=False)
     # Turn start onto the positive real axis and back (NumPy's way with negative or complex
     # endpoints); the turn is a constant, which the result does not depend on.
     sign = fnp.sign(const_of(start))
@@ -122,4 +122,4 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     y = y * sign
     if axis != 0:
         y = fnp.moveaxis(y, 0, axis)
-    return fnp.astype(y, dt if dtype is None else dtype)
+    return fnp.astype(y, dt if dtype is None else dtype, copy=False)

@@ -36,7 +36,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     a = as_input(a)
     if correction is not None:
         ddof = correction
-    a = _float(a) if dtype is None else fnp.astype(a, dtype)
+    a = _float(a) if dtype is None else fnp.astype(a, dtype, copy=False)
     if where is not None:  # the mean and count of the selected elements of each slice
         m = fnp.mean(a, axis=axis, keepdims=True, where=where) if mean is None else mean
         d = fnp.where(where, a - m, fnp.zeros_like(a))

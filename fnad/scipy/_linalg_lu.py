@@ -144,7 +144,7 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
         return inv, low, up
     rows = array_module(perm).arange(m)[:, None]  # on perm's device
     p = perm[..., None, :] == rows  # p[r, c] = 1 where A's row r is LU's c
-    return fnp.astype(p, dtype_of(low)), low, up
+    return fnp.astype(p, dtype_of(low), copy=False), low, up
 
 
 def lu_factor(a, overwrite_a=False, check_finite=True):

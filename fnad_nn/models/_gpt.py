@@ -13,7 +13,7 @@ import fnad.random as random
 import fnad_nn as nn
 
 from . import _blocks
-from ._util import (array_module, cache_length, check_tokens, check_transformer_config,
+from ._util import (array_module, cache_length, check_model, check_tokens, check_transformer_config,
                     dropout_keys, init_cache, init_norm, norm, param_dtype, rope_tables,
                     sinusoid_table)
 
@@ -133,6 +133,8 @@ def gpt(params, config, tokens, *, key=None, train=False, cache=None):
       loss = fnad_nn.sparse_softmax_cross_entropy(logits, targets)
     """
     c = config
+    check_model("gpt", params, "init_gpt", ("tok", "blocks", "norm")
+                + ("pos",) * (c.positions == "learned") + ("head",) * (not c.tie_embeddings))
     tok = check_tokens("gpt", params, tokens)
     t = tok.shape[-1]
     offset = 0 if cache is None else cache_length(cache[0])

@@ -11,7 +11,7 @@ import fnad.random as random
 
 import fnad_nn as nn
 
-from ._util import check_choice, check_tokens, dropout_keys
+from ._util import check_choice, check_model, check_tokens, dropout_keys
 
 __all__ = ["RNNLMConfig", "init_rnn_lm", "rnn_lm", "RNNSeq2SeqConfig", "init_rnn_seq2seq",
            "rnn_seq2seq", "rnn_encode", "rnn_decode"]
@@ -84,6 +84,8 @@ def rnn_lm(params, config, tokens, *, state=None, key=None, train=False):
       logits, state = rnn_lm(params, config, tokens)
     """
     c = config
+    check_model("rnn_lm", params, "init_rnn_lm",
+                ("tok", "rnn") + ("head",) * (not c.tie_embeddings))
     tok = check_tokens("rnn_lm", params, tokens)
     k1, k2 = dropout_keys("rnn_lm", key, 2, train, c.dropout)
     x = nn.dropout(nn.embedding(params["tok"], tok), c.dropout, key=k1, train=train)
@@ -146,10 +148,14 @@ def init_rnn_seq2seq(key, config):
             "head": nn.init_linear(kh, c.dec_hidden, c.tgt_vocab, dtype=c.dtype)}
 
 
+_RNN_SEQ2SEQ = ("src_tok", "tgt_tok", "enc", "bridge", "dec", "head")
+
+
 def rnn_encode(params, config, src):
     """The decoder's initial state from source ids `(B, S)`: the encoder's final states
     through the bridge (for an LSTM, h and c each)."""
     c = config
+    check_model("rnn_encode", params, "init_rnn_seq2seq", _RNN_SEQ2SEQ)
     src = check_tokens("rnn_seq2seq", params, src)
     _, final = CELLS[c.cell][1](params["enc"], nn.embedding(params["src_tok"], src))
     if c.cell == "lstm":
@@ -160,6 +166,7 @@ def rnn_encode(params, config, src):
 def rnn_decode(params, config, tgt_in, state):
     """`(logits (B, T, tgt_vocab), state)` of decoder inputs `(B, T)` from `state`."""
     c = config
+    check_model("rnn_decode", params, "init_rnn_seq2seq", _RNN_SEQ2SEQ)
     tgt_in = check_tokens("rnn_seq2seq", params, tgt_in)
     hs, state = CELLS[c.cell][1](params["dec"], nn.embedding(params["tgt_tok"], tgt_in), state)
     return nn.linear(params["head"], hs), state

@@ -13,7 +13,7 @@ import fnad.random as random
 import fnad_nn as nn
 
 from . import _blocks
-from ._util import (array_module, cache_length, check_tokens, check_transformer_config,
+from ._util import (array_module, cache_length, check_model, check_tokens, check_transformer_config,
                     dropout_keys, embed_scale, init_cache, init_norm, norm, on_params_device,
                     param_dtype, rope_tables, sinusoid_table)
 
@@ -154,6 +154,13 @@ def _src_mask(params, c, src):
     return on_params_device(params, nn.padding_mask(src, pad_id=c.pad_id))
 
 
+def _seq2seq_keys(c):
+    """The top-level keys init_seq2seq gives for config `c`."""
+    return (("tok", "out_b") if c.shared_tok else ("src_tok", "tgt_tok", "head")) + (
+        ("src_pos", "tgt_pos") if c.positions == "learned" else ()) + (
+        "enc", "enc_norm", "dec", "dec_norm")
+
+
 def encode(params, config, src, *, key=None, train=False):
     """The encoder output `(B, S, d_model)` for source ids `(B, S)` padded with `pad_id`.
 
@@ -161,6 +168,7 @@ def encode(params, config, src, *, key=None, train=False):
       memory = encode(params, config, src)
     """
     c = config
+    check_model("seq2seq encode", params, "init_seq2seq", _seq2seq_keys(c))
     src = check_tokens("seq2seq encode", params, src)
     keys = dropout_keys("seq2seq", key, 3 * c.n_enc_layers + 1, train, c.dropout)
     x = _embed(params, c, src, "src", 0, keys[-1], train)
@@ -198,6 +206,7 @@ def decode(params, config, memory, src, tgt_in, *, key=None, train=False, cache=
       logits = decode(params, config, encode(params, config, src), src, tgt_in)
     """
     c = config
+    check_model("seq2seq decode", params, "init_seq2seq", _seq2seq_keys(c))
     tgt_in = check_tokens("seq2seq decode", params, tgt_in)
     keys = dropout_keys("seq2seq", key, 4 * c.n_dec_layers + 1, train, c.dropout)
     offset = 0 if cache is None else cache_length(cache["self"][0])

@@ -13,6 +13,8 @@ from fnad.extend import getval
 
 import fnad_nn as nn
 
+from .._util import ParamSpec, check_params
+
 NORMS = ("layer", "rms")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
 
@@ -107,6 +109,18 @@ def dropout_keys(fname, key, n, train, rate):
         raise ValueError(f"{fname}: training with dropout needs key=; pass "
                          "key=fnad.random.PRNGKey(...) (a fresh one per step) or train=False.")
     return list(random.split(key, n))
+
+
+@functools.lru_cache(maxsize=None)
+def _model_spec(init, keys):
+    return ParamSpec(init, dict.fromkeys(sorted(keys)))
+
+
+def check_model(fname, params, init, keys):
+    """`params` a dict with exactly the top-level `keys` that `init` gives for the config
+    (the layers inside check their own), else an error naming the model and the key."""
+    check_params(fname, params, init=init, call=f"{fname}(params, config, ...)",
+                 spec=_model_spec(init, frozenset(keys)))
 
 
 def check_tokens(fname, params, tokens):

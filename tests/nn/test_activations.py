@@ -98,3 +98,21 @@ def test_activations_are_the_primitives_of_fnad_scipy_special():
     np.testing.assert_array_equal(nn.sigmoid(x), fsp.expit(x))
     np.testing.assert_array_equal(nn.softmax(x), fsp.softmax(x, axis=-1))
     np.testing.assert_array_equal(nn.log_softmax(x), fsp.log_softmax(x, axis=-1))
+
+
+ELEMENTWISE = [c for c in CASES if not c[0].startswith(("softmax", "log_softmax"))]
+
+
+@pytest.mark.parametrize("name,f,tf", ELEMENTWISE, ids=[c[0] for c in ELEMENTWISE])
+@pytest.mark.parametrize("x", [np.float32(0.7), np.array(0.7, np.float32), np.float64(0.7)],
+                         ids=["f32scalar", "f32array0d", "f64scalar"])
+def test_zero_d_input_keeps_shape_in_every_path(name, f, tf, x):
+    """A 0-d input gives a 0-d output eagerly, under jit, grad and vmap (issue 31: the fused
+    float32 GELU kernel made np.float32(1.0) into shape (1,), so grad failed)."""
+    assert np.shape(f(x)) == ()
+    assert np.shape(fnad.jit(f)(x)) == ()
+    g = fnad.grad(f)(x)
+    assert np.shape(g) == ()
+    want = torch.func.grad(tf)(torch.tensor(float(x), dtype=torch.float64)).item()
+    assert abs(float(g) - want) < 1e-5
+    assert fnad.vmap(f)(np.array([x, x])).shape == (2,)

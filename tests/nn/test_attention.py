@@ -77,6 +77,52 @@ def test_fully_masked_rows_give_zero_and_no_nan():
                 (q[0, 0], k[0, 0], v[0, 0]), order=2)
 
 
+@pytest.mark.parametrize("kernels", ["default", "numpy"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_fully_masked_row_is_zero_in_every_dtype_and_path(kernels, dtype, kind, monkeypatch):
+    """Issue 31: a row of -inf (a float mask) gave NaN in float64 and in the NumPy fallback,
+    zeros in the float32 kernel. Now zeros (and zero gradients) everywhere, as torch's SDPA."""
+    if kernels == "numpy":
+        monkeypatch.setenv("FNAD_CPU_KERNELS", "numpy")
+    q, k, v = (a.astype(dtype) for a in qkv(lead=(2,)))
+    keep = np.ones((4, 5), bool)
+    keep[1] = False
+    m = keep if kind == "bool" else np.where(keep, 0, -np.inf).astype(dtype)
+
+    def f(q):
+        return nn.scaled_dot_product_attention(q, k, v, mask=m)
+
+    def loss(q):
+        return fnp.sum(f(q) ** 2)
+
+    ref = F.scaled_dot_product_attention(*map(torch.tensor, (q, k, v)),
+                                         attn_mask=torch.tensor(m)).numpy()
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for out in (f(q), fnad.jit(f)(q), fnad.vmap(f)(q[None])[0]):
+        assert out.dtype == dtype and np.all(out[:, 1] == 0)
+        np.testing.assert_allclose(out, ref, atol=tol)
+    for g in (fnad.grad(loss)(q), fnad.jit(fnad.grad(loss))(q)):
+        assert np.all(np.isfinite(g)) and np.all(g[:, 1] == 0)
+
+
+@pytest.mark.parametrize("kernels", ["default", "numpy"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_attention_softmax_rows_of_inf(kernels, dtype, monkeypatch):
+    """-inf rows give zeros, +inf rows NaN (torch._safe_softmax's answers), quietly, and a
+    one-key row of -inf is zero too."""
+    from fnad_nn._fused import attention_softmax
+    if kernels == "numpy":
+        monkeypatch.setenv("FNAD_CPU_KERNELS", "numpy")
+    inf = np.inf
+    s = np.array([[inf, 0, 1], [-inf, -inf, -inf], [1, 2, 3], [inf, inf, 0], [-inf, 0, 1]],
+                 dtype)
+    want = torch._safe_softmax(torch.tensor(s), -1).numpy()
+    np.testing.assert_allclose(attention_softmax(s, None, 1.0), want, rtol=1e-6)
+    np.testing.assert_array_equal(attention_softmax(np.full((5, 1), -inf, dtype), None, 1.0),
+                                  np.zeros((5, 1), dtype))
+
+
 def test_causal_mask_alignment():
     np.testing.assert_array_equal(nn.causal_mask(2, 4), [[1, 1, 1, 0], [1, 1, 1, 1]])
     assert nn.padding_mask(np.array([[5, 0]])).shape == (1, 1, 1, 2)

@@ -31,7 +31,7 @@ def test_conv2d_torch(case):
 
 
 def test_conv2d_same_padding_no_bias_and_leading_axes():
-    params = {"w": randn(3, 2, 3, 3)}
+    params = {"w": randn(3, 2, 3, 3), "b": None}
     x = randn(2, 2, 2, 5, 5)
     y = nn.conv2d(params, x, padding="same")
     assert y.shape == (2, 2, 3, 5, 5)
@@ -89,9 +89,9 @@ def test_conv2d_mixed_dtypes_promote():
 
 def test_conv2d_errors():
     with pytest.raises(ValueError, match="conv2d: input has 3 channels"):
-        nn.conv2d({"w": randn(4, 2, 3, 3)}, randn(1, 3, 5, 5))
+        nn.conv2d({"w": randn(4, 2, 3, 3), "b": None}, randn(1, 3, 5, 5))
     with pytest.raises(ValueError, match="NCHW"):
-        nn.conv2d({"w": randn(4, 2, 3, 3)}, randn(5, 5))
+        nn.conv2d({"w": randn(4, 2, 3, 3), "b": None}, randn(5, 5))
 
 
 @pytest.mark.parametrize("k,s,p,d", [(2, None, 0, 1), (3, 2, 1, 1), ((3, 2), 1, (1, 0), 1),

@@ -12,10 +12,8 @@ from tests.nn.helpers import assert_close, parity, randn
 
 
 def lin_params(d_in, d_out, seed=0, bias=True):
-    p = {"w": randn(d_in, d_out, seed=seed)}
-    if bias:
-        p["b"] = randn(d_out, seed=seed + 1)
-    return p
+    return {"w": randn(d_in, d_out, seed=seed),
+            "b": randn(d_out, seed=seed + 1) if bias else None}  # None: no bias (bias=False)
 
 
 @pytest.mark.parametrize("lead", [(), (5,), (2, 3), (2, 1, 3)], ids=str)

@@ -19,7 +19,7 @@ def test_layer_norm_torch(lead):
 
 
 def test_layer_norm_no_bias_and_grads():
-    p = {"scale": randn(5, seed=1)}
+    p = {"scale": randn(5, seed=1), "bias": None}
     parity(nn.layer_norm, lambda p, x: F.layer_norm(x, (5,), p["scale"], None, eps=1e-5),
            p, randn(3, 5))
     check_grads(nn.layer_norm, ({"scale": randn(4), "bias": randn(4, seed=1)}, randn(2, 4)),

@@ -16,7 +16,7 @@ def _text(name):
 
 
 def branchy(x):
-    if fnp.sum(x) > 0 and float(x[0]) > 0:  # Python control flow on traced values
+    if fnp.sum(x) > 0 and int(x[0] > 0) and x[1] > 0:  # Python control flow on traced values
         return fnp.sum(x ** 3)
     return -fnp.sum(x)
 
