@@ -18,6 +18,7 @@ import fnad.distributed as dist
 import fnad.numpy as fnp
 
 from ._base import EmptyState, GradientTransformation, chain, check_structures
+from ._shards import rows_sharded
 
 __all__ = ["average_gradients", "data_parallel", "shard_optimizer_state", "ShardedState",
            "gather_state", "scatter_state"]
@@ -152,9 +153,10 @@ def shard_optimizer_state(inner):
     and gathers the updated rows from every process (one bucketed all_gather). 0-d
     parameters are updated whole by every process. The results equal `inner`'s without
     sharding for transforms that work coordinate by coordinate (sgd, momentum, adam,
-    adamw, rmsprop, adagrad, lion, weight decay, masks); a transform that looks at a whole
-    leaf or the whole tree (clip_by_global_norm, lamb, scale_by_trust_ratio) would see only
-    the rows here, so chain it in front. Checkpoints: `gather_state` before saving,
+    adamw, rmsprop, adagrad, lion, weight decay, masks). Transforms that decide from a
+    whole leaf or the whole tree (apply_if_finite, clip_by_global_norm, lamb's trust ratio,
+    zero_nans) combine every process's rows first (one small psum; `_shards.py`), so all
+    processes decide alike, as without sharding up to rounding. Checkpoints: `gather_state` before saving,
     `scatter_state` after loading (any process count).
 
     Returns:
@@ -177,7 +179,8 @@ def shard_optimizer_state(inner):
         leaves, treedef = fnad.tree_flatten(updates)
         mine = treedef.unflatten([_piece(u, i, n) for u in leaves])
         p_mine = None if params is None else _pieces(params, i, n)
-        new, inner_state = inner.update(mine, state.inner_state, p_mine)
+        with rows_sharded():  # whole-leaf and whole-tree decisions agreed (_shards.py)
+            new, inner_state = inner.update(mine, state.inner_state, p_mine)
         new_leaves = fnad.tree_leaves(new)
         if n > 1:
             split = [k for k, u in enumerate(leaves) if u.ndim]

@@ -24,6 +24,14 @@ def test_collectives_across_two_processes():
     assert "done (process 0)" in r.out and "done (process 1)" in r.out, r
 
 
+def test_whole_tree_decisions_agree_around_a_sharded_optimizer():
+    """apply_if_finite inside or outside a ZeRO-1 optimizer, clip_by_global_norm, LAMB's
+    trust ratio and zero_nans decide from every process's rows (issue 31)."""
+    r = run_mpi(JOBS / "sharding.py")
+    assert r.returncode == 0, r
+    assert "done (process 0)" in r.out and "done (process 1)" in r.out, r
+
+
 def _one_process_sharded_to_step_10(path):
     """The sharded optimizer in one process (where it is plain AdamW) to step 10, saved as a
     2-process run would save it; returns the one-process params after 20 steps."""
