@@ -156,8 +156,8 @@ def shard_optimizer_state(inner):
     adamw, rmsprop, adagrad, lion, weight decay, masks). Transforms that decide from a
     whole leaf or the whole tree (apply_if_finite, clip_by_global_norm, lamb's trust ratio,
     zero_nans) combine every process's rows first (one small psum; `_shards.py`), so all
-    processes decide alike, as without sharding up to rounding. Checkpoints: `gather_state` before saving,
-    `scatter_state` after loading (any process count).
+    processes decide alike, as without sharding up to rounding. Checkpoints: `gather_state`
+    before saving, `scatter_state` after loading (any process count).
 
     Returns:
       A `GradientTransformation` with a `ShardedState`.

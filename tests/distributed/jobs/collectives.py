@@ -200,7 +200,8 @@ mismatch(lambda: dist.psum(np.ones(2)) if i == 0 else dist.all_gather(np.ones(2)
          "psum(", "all_gather(axes=(0,)")
 mismatch(lambda: dist.broadcast(np.ones(2), root=i), "root=0", "root=1")
 ok("mismatched shapes, dtypes, structures, collectives and roots raise on every process")
-mismatch(lambda: dist.barrier() if i == 0 else dist.psum(np.ones(2)), "barrier()", "psum(bucket_bytes=")
+mismatch(lambda: dist.barrier() if i == 0 else dist.psum(np.ones(2)), "barrier()",
+         "psum(bucket_bytes=")
 ok("a barrier against a psum is caught")
 # settings that change what goes over the wire are agreed too (issue 31: a bucket size on
 # one process only gave the other a wrong sum, then a hang)
