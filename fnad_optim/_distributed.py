@@ -33,10 +33,15 @@ class ShardedState(NamedTuple):
     sources: Any
 
 
-def average_gradients(bucket_bytes=None):
+def average_gradients(bucket_bytes=None, *, check_every=None):
     """Average the updates (gradients) over processes: `fnad.distributed.pmean`, with the
     leaves sent in buckets of about `bucket_bytes` (default 32 MiB). The identity in one
     process.
+
+    With `check_every=N` it also checks, at updates 1, N + 1, 2 N + 1, ..., that the
+    `params` passed to `update` are the same on every process (`dist.check_replicas`: a
+    hash of each leaf, one 16-byte all_gather), raising `ReplicasDivergedError` naming the
+    first leaf that differs; under `jit` too.
 
     Returns:
       A `GradientTransformation` with an `EmptyState`.
@@ -48,24 +53,33 @@ def average_gradients(bucket_bytes=None):
         return EmptyState()
 
     def update(updates, state, params=None):
+        if check_every is not None and params is not None:
+            updates = dist.check_replicas(params, every=check_every, what="params",
+                                          through=updates)
         return dist.pmean(updates, bucket_bytes=bucket_bytes), state
 
     return GradientTransformation(init, update)
 
 
-def data_parallel(inner, *, shard_state=False, bucket_bytes=None):
+def data_parallel(inner, *, shard_state=False, bucket_bytes=None, check_every=100):
     """`inner` for data-parallel training: gradients are averaged over processes first.
 
     Each process computes the gradient of the mean loss on its own equal part of the global
     batch; their average is the gradient on the global batch, so every process applies the
     same update and the params stay identical. Put transforms that look at the whole
-    gradient (clip_by_global_norm) inside `inner`: they see the averaged one.
+    gradient (clip_by_global_norm) inside `inner`: they see the averaged one. Every
+    `check_every` updates (given `params`) the processes compare a checksum of the params
+    and raise `ReplicasDivergedError` if their copies have drifted apart (for example
+    params initialised with a different key on each process).
 
     Args:
       inner: the optimizer (`GradientTransformation`).
       shard_state: keep only 1/N of `inner`'s state on each process (ZeRO stage 1, see
         `shard_optimizer_state`).
       bucket_bytes: the largest message of the averaging (default 32 MiB).
+      check_every: check that the params are the same on every process at updates 1,
+        1 + check_every, ... (default 100; None: never). It costs a hash of the params on
+        the host and one small all_gather.
 
     Returns:
       A `GradientTransformation`.
@@ -74,7 +88,7 @@ def data_parallel(inner, *, shard_state=False, bucket_bytes=None):
       opt = data_parallel(adamw(1e-3))
       updates, opt_state = opt.update(grads, opt_state, params)   # grads of the local part
     """
-    return chain(average_gradients(bucket_bytes),
+    return chain(average_gradients(bucket_bytes, check_every=check_every),
                  shard_optimizer_state(inner) if shard_state else inner)
 
 

@@ -67,6 +67,7 @@ class World:
         self.watch = comm.Dup() if comm is not None else None
         self.local_index = 0  # index among the processes of this machine
         self.calls = 0  # collectives called so far (named in error messages)
+        self.replica_checks = {}  # (what, layout, every) -> calls of check_replicas
         self.broken = None  # why no further collective can run, once one has failed
         self.exited = {}  # process -> the number of collectives it made before it exited
         self._notice_req = None  # the pending receive of an exit notice

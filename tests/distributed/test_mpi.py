@@ -32,6 +32,16 @@ def test_whole_tree_decisions_agree_around_a_sharded_optimizer():
     assert "done (process 0)" in r.out and "done (process 1)" in r.out, r
 
 
+def test_replicas_that_drift_apart_are_caught(tmp_path):
+    """Without data_parallel the processes' params drift apart: dist.save and
+    dist.check_replicas raise on every process, naming the leaf, and write nothing;
+    data_parallel compares a checksum every check_every updates, eagerly and under jit
+    (issue 31)."""
+    r = run_mpi(JOBS / "replicas.py", tmp_path)
+    assert r.returncode == 0, r
+    assert "done (process 0)" in r.out and "done (process 1)" in r.out, r
+
+
 def _one_process_sharded_to_step_10(path):
     """The sharded optimizer in one process (where it is plain AdamW) to step 10, saved as a
     2-process run would save it; returns the one-process params after 20 steps."""
