@@ -20,7 +20,8 @@ script runs unchanged in one process, where every collective is the identity
   `ReplicasDivergedError` naming the leaf).
 
 mpi4py is optional and imported only under an MPI launcher. An uncaught exception on any
-process ends the whole job within seconds (docs/distributed.md).
+process ends the whole job within seconds, and so does a process that fails before its first
+fnad.distributed call (on another machine: after $FNAD_DIST_JOIN_TIMEOUT; docs/distributed.md).
 
 Example:
   import fnad.distributed as dist
