@@ -186,6 +186,12 @@ def shard_optimizer_state(inner):
         return ShardedState(inner.init(pieces), _sources(inner, pieces))
 
     def update(updates, state, params=None):
+        if not isinstance(state, ShardedState):
+            raise TypeError(
+                f"shard_optimizer_state: the state is a {type(state).__name__}, not a "
+                "ShardedState. A checkpoint read with fnad.load without like= gives plain "
+                "tuples: load it with like={..., 'opt_state': gather_state(opt.init(params), "
+                "params)} and then scatter_state (docs/distributed.md).")
         i, n = dist.process_index(), dist.process_count()
         names = ("updates", "params")
         if params is not None:
@@ -217,7 +223,10 @@ def gather_state(state, params):
     gathered from all processes (a collective: call it on every process). The result is
     the same on every process and does not depend on the process count: save it (once,
     with `fnad.distributed.save`) and resume with any number of processes through
-    `scatter_state`. A state without sharding is returned as it is.
+    `scatter_state`. A state without sharding is returned as it is. To read it back, give
+    `fnad.load` a `like=` tree with a whole state (`gather_state(opt.init(params),
+    params)`): without it the states load as plain tuples (docs/distributed.md,
+    "Checkpoints of a sharded optimizer state").
 
     Example:
       dist.save("run.npz", {"params": params, "opt_state": gather_state(opt_state, params)})
@@ -243,6 +252,11 @@ def scatter_state(state, params):
     """This process's share of a state made whole by `gather_state` (for example read from
     a checkpoint written by a run with another number of processes). Leaves that are
     already shares are kept.
+
+    A checkpoint is read with `fnad.load(path, like=...)`, where `like` holds a whole state
+    of the same optimizer (`gather_state(opt.init(params), params)`; only its structure is
+    used): without `like=` the NamedTuples of the state come back as plain tuples, which
+    `update` refuses.
 
     Example:
       full = gather_state(opt.init(params), params)            # the structure to read
