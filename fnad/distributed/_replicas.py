@@ -21,7 +21,7 @@ import hashlib
 import numpy as np
 
 from .._core.backend import is_device_array
-from .._core.rules import defabstract_eval
+from .._core.rules import defabstract_eval, defbatch, defjvp_all, defvjp_all
 from .._core.tree import tree_flatten, tree_unflatten
 from .._core.tracer import primitive
 from ._agree import Layout, layout_of
@@ -99,8 +99,14 @@ def _impl(*xs, n_pass, every, what, layout):
     return tuple(xs[:n_pass])
 
 
+# The passed-through leaves are the identity for every transform; the checked ones are
+# compared as they are (under vmap with their batch axis).
 _check_p = primitive(_impl, "check_replicas", multiple_results=True)
 defabstract_eval(_check_p, lambda *avals, n_pass, **kw: tuple(avals[:n_pass]))
+defvjp_all(_check_p, lambda g, ans, *xs, n_pass, **kw: tuple(g) + (None,) * (len(xs) - n_pass))
+defjvp_all(_check_p, lambda ts, ans, *xs, n_pass, **kw: tuple(ts[:n_pass]))
+defbatch(_check_p, lambda args, dims, n_pass, **kw: (
+    list(_check_p(*args, n_pass=n_pass, **kw)), tuple(dims[:n_pass])))
 
 
 def check_replicas(tree, *, every=1, what="the tree", through=None):
