@@ -19,6 +19,7 @@
 # benchmark_matmul.csv, distributed.log. Exit status 0 when every stage passed.
 #
 #   bash benchmarks/gpu_check.sh              # on the GPU machine, from the repository root
+#   PYTHON=/path/to/venv/bin/python bash benchmarks/gpu_check.sh   # another interpreter
 #   bash benchmarks/gpu_check.sh --dry-run    # anywhere: checks that everything it would run
 #       imports and is collected (pytest --collect-only with the packages the GPU machine
 #       lacks blocked, the GPT step on the simulated device of tests/simdevice, the matmul
@@ -30,6 +31,7 @@ OUT="${OUT:-./gpu_out}"
 mkdir -p "$OUT"
 export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}"
 export CUPY_TF32=0
+PY="${PYTHON:-python}"   # the interpreter: $PYTHON (the tests pass theirs), else python on PATH
 DRY=0
 [ "${1:-}" = "--dry-run" ] && DRY=1
 BUDGET=470    # seconds, of the 480 allowed
@@ -64,9 +66,9 @@ stage() {
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "git: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
-  python -c 'import sys, numpy; print("python", sys.version.split()[0], "numpy", numpy.__version__)'
-  python -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
-  python -c 'import cupy; print("cupy", cupy.__version__, "cuda runtime", cupy.cuda.runtime.runtimeGetVersion())' 2>&1 | tail -n 1
+  "$PY" -c 'import sys, numpy; print("python", sys.version.split()[0], "numpy", numpy.__version__)'
+  "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
+  "$PY" -c 'import cupy; print("cupy", cupy.__version__, "cuda runtime", cupy.cuda.runtime.runtimeGetVersion())' 2>&1 | tail -n 1
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 2
 } >> "$SUMMARY"
 cat "$SUMMARY"
@@ -77,7 +79,7 @@ BATTERY="tests/backend/test_gpu_ops.py"
 if [ $DRY -eq 1 ]; then
   say "== dry run: imports and collection, no GPU needed"
   # The GPU machine has no scipy, mpmath, numba, numexpr, matplotlib or tqdm: collect as there.
-  stage "collect -m gpu tests" 120 "$OUT/pytest_gpu.log" python - $GPU_TESTS <<'EOF'
+  stage "collect -m gpu tests" 120 "$OUT/pytest_gpu.log" "$PY" - $GPU_TESTS <<'EOF'
 import sys
 for name in ("scipy", "mpmath", "numba", "numexpr", "matplotlib", "tqdm"):
     sys.modules[name] = None  # `import name` raises ImportError, as on the GPU machine
@@ -90,9 +92,9 @@ print(f"collect: exit {code}; the battery holds {len(DEFAULT)} cases")
 sys.exit(code)
 EOF
   stage "GPT step on the simulated device" 120 "$OUT/gpt_step.log" \
-    python benchmarks/gpu_gpt_step.py --dry-run --out "$OUT"
+    "$PY" benchmarks/gpu_gpt_step.py --dry-run --out "$OUT"
   stage "matmul benchmark (CPU, n = 64)" 60 "$OUT/matmul.log" \
-    python benchmarks/matmul.py --sizes 64 --cpu-max 64 --min-time 0.01 --reps 2 --no-plot \
+    "$PY" benchmarks/matmul.py --sizes 64 --cpu-max 64 --min-time 0.01 --reps 2 --no-plot \
     --out "$OUT"
   if [ -f benchmarks/gpu_distributed.sh ]; then
     stage "distributed hook (syntax)" 10 "$OUT/distributed.log" bash -n benchmarks/gpu_distributed.sh
@@ -104,16 +106,16 @@ EOF
 fi
 
 say "== 1. GPU tests (pytest -m gpu, op battery apart)"
-stage "gpu tests" 110 "$OUT/pytest_gpu.log" python -m pytest -m "gpu and not slow" \
+stage "gpu tests" 110 "$OUT/pytest_gpu.log" "$PY" -m pytest -m "gpu and not slow" \
   -p no:cacheprovider -q -rfEsx --durations=10 --ignore="$BATTERY" $GPU_TESTS
 
 say "== 2. op battery on CuPy"
-stage "op battery" 170 "$OUT/battery.log" python -m pytest -m "gpu and not slow" \
+stage "op battery" 170 "$OUT/battery.log" "$PY" -m pytest -m "gpu and not slow" \
   -p no:cacheprovider -q -rfE --durations=5 "$BATTERY"
 
 say "== 3. GPT training step: fnad eager / jit on CuPy vs PyTorch CUDA"
-stage "GPT step" 80 "$OUT/gpt_step.log" python benchmarks/gpu_gpt_step.py --out "$OUT"
-python - "$OUT/gpu_gpt_step.json" >> "$SUMMARY" 2>/dev/null <<'EOF'
+stage "GPT step" 80 "$OUT/gpt_step.log" "$PY" benchmarks/gpu_gpt_step.py --out "$OUT"
+"$PY" - "$OUT/gpu_gpt_step.json" >> "$SUMMARY" 2>/dev/null <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 print("  " + ", ".join(f"{k} {r[k]:.3g}" for k in ("fnad eager (ms)", "fnad jit (ms)",
@@ -121,7 +123,7 @@ print("  " + ", ".join(f"{k} {r[k]:.3g}" for k in ("fnad eager (ms)", "fnad jit 
 EOF
 
 say "== 4. matmul kernel vs cuBLAS FP32"
-stage "matmul" 70 "$OUT/matmul.log" python benchmarks/matmul.py --sizes 1024 2048 4096 \
+stage "matmul" 70 "$OUT/matmul.log" "$PY" benchmarks/matmul.py --sizes 1024 2048 4096 \
   --cpu-max 1024 --min-time 0.2 --reps 10 --no-plot --out "$OUT"
 grep -E '^ *(1024|2048|4096) ' "$OUT/matmul.log" | sed 's/^/  /' >> "$SUMMARY"
 

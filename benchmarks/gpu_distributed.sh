@@ -15,7 +15,8 @@ OUT="${OUT:-./gpu_out}"
 mkdir -p "$OUT"
 export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-if ! command -v mpiexec > /dev/null || ! python -c "import mpi4py" 2> /dev/null; then
+PY="${PYTHON:-python}"   # the interpreter: $PYTHON, else python on PATH
+if ! command -v mpiexec > /dev/null || ! "$PY" -c "import mpi4py" 2> /dev/null; then
   echo "distributed: no mpiexec or mpi4py (pip install mpi4py mpich): skipped"
   exit 0
 fi
@@ -29,7 +30,7 @@ run() {  # name, processes, environment assignments...
   local name=$1 n=$2
   shift 2
   echo "-- distributed: $name ($n processes)"
-  env "$@" timeout 240 mpiexec -n "$n" python tests/distributed/jobs/gpu.py --bench \
+  env "$@" timeout 240 mpiexec -n "$n" "$PY" tests/distributed/jobs/gpu.py --bench \
     > "$OUT/distributed_$name.log" 2>&1
   local rc=$?
   grep -E '^ok|^\{' "$OUT/distributed_$name.log"

@@ -30,9 +30,10 @@ def results_dir():
 
 class ExampleParser(argparse.ArgumentParser):
     """An ArgumentParser whose output flags (`add_output`) default to files under docs/ only
-    for the full default run: every flag at its default, except the NEUTRAL ones. A quick
-    or otherwise changed run writes nothing there unless its output flags say where, so
-    that the committed results always come from the runs their commands describe.
+    for the full default run: every flag at its default, except the NEUTRAL ones, and no
+    output flag given. A quick or otherwise changed run writes nothing there unless its
+    output flags say where, so that the committed results always come from the runs their
+    commands describe; a run given one output flag (`--dot PATH`) writes only there.
 
     Parsing also sets `args.example` (the script's name) and `args.full_run`.
     """
@@ -72,15 +73,19 @@ class ExampleParser(argparse.ArgumentParser):
         if self.full_run_if is not None:
             full = self.full_run_if(args, full)
         args.example, args.full_run = self.example, full
+        # an output flag given says where this run writes: the others then write nothing
+        told = [a.option_strings[-1] for a in self._actions
+                if a.dest in self.outputs and getattr(args, a.dest) is not None]
         for dest, default in self.outputs.items():
-            if getattr(args, dest) is None and full:
+            if getattr(args, dest) is None and full and not told:
                 setattr(args, dest, default(args) if callable(default) else default)
         unset = [a.option_strings[-1] for a in self._actions
                  if a.dest in self.outputs and getattr(args, a.dest) is None]
         if unset:
-            print(f"{self.example}: not the full default run ({', '.join(changed)}), so "
-                  f"nothing is written under docs/; give {' and '.join(unset)} to keep "
-                  "this run's results.")
+            why = (f"not the full default run ({', '.join(changed)})" if not full else
+                   f"{' and '.join(told)} given")
+            print(f"{self.example}: {why}, so nothing is written under docs/; give "
+                  f"{' and '.join(unset)} to keep this run's results.")
         return args, extras
 
 

@@ -5,7 +5,14 @@
 
 Uses fnad (autodiff), fnad_nn (layers, loss) and fnad_optim (AdamW with warmup + cosine
 decay, gradient clipping, a NaN/Inf guard). The data are generated here; nothing is
-downloaded. Runs in a few seconds on two CPU cores.
+downloaded. About a second on an idle CPU core; on a machine other jobs load, longer (4 s
+at a load average of 12 on 2 cores).
+
+Its matrices are small (batches of 128 by 64 units), where a multi-threaded BLAS only makes
+its threads wait for each other, and much longer when other jobs hold the cores (33 s
+against 4 s with one thread, side by side at that load). So the script asks for one BLAS
+thread unless the environment says otherwise (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS,
+MKL_NUM_THREADS), before NumPy is imported, when it runs as a script.
 """
 
 import argparse
@@ -14,7 +21,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+if __name__ == "__main__":  # run as a script (not when a test imports it)
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")  # small matrices: one BLAS thread (see above)
+
+import numpy as np  # after the thread count is set
 
 import fnad
 import fnad.random

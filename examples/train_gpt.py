@@ -11,8 +11,8 @@ prints a sample generated with the KV cache and draws the loss curves.
 
     python examples/train_gpt.py                                  # cpu preset, 2000 steps
     python examples/train_gpt.py --preset nanogpt                 # 6 x 384, 5000 steps
-    python examples/train_gpt.py --steps 20 --checkpoint run.npz  # a smoke run
-    python examples/train_gpt.py --steps 40 --checkpoint run.npz --resume
+    python examples/train_gpt.py --steps 20 --checkpoint /tmp/gpt.npz  # a smoke run
+    python examples/train_gpt.py --steps 40 --checkpoint /tmp/gpt.npz --resume
 """
 
 import argparse

@@ -10,6 +10,8 @@ import fnad
 import fnad.numpy as fnp
 from fnad.extend import Tracer, array_module
 
+from ._shards import leaf_square_sums
+
 __all__ = ["GradientTransformation", "EmptyState", "ScheduleState", "chain", "identity",
            "apply_updates", "global_norm"]
 
@@ -396,5 +398,4 @@ def global_norm(updates):
     leaves = fnad.tree_leaves(updates)
     if not leaves:
         return fnp.asarray(0.0)
-    total = sum(fnp.sum(fnp.square(x)) for x in leaves)
-    return fnp.sqrt(total)
+    return fnp.sqrt(sum(leaf_square_sums(leaves)))

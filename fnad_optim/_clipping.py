@@ -5,6 +5,7 @@ from typing import Any, NamedTuple
 import fnad
 import fnad.numpy as fnp
 
+from ._shards import agreed_any
 from ._base import cast_like, check_nonneg, global_norm, stateless, transform
 
 __all__ = ["clip", "clip_by_global_norm", "zero_nans", "ZeroNansState"]
@@ -77,7 +78,9 @@ def zero_nans():
 
     def update(updates, state, params=None):
         # A bool array per leaf, on the leaf's device (no host sync; stageable).
-        found = fnad.tree_map(lambda u: fnp.asarray(fnp.any(fnp.isnan(u))), updates)
+        leaves, treedef = fnad.tree_flatten(updates)
+        found = treedef.unflatten(agreed_any([fnp.asarray(fnp.any(fnp.isnan(u)))
+                                              for u in leaves]))
         updates = fnad.tree_map(lambda u: fnp.where(fnp.isnan(u), fnp.zeros_like(u), u),
                                 updates)
         return updates, ZeroNansState(found_nan=found)

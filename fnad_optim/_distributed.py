@@ -18,6 +18,7 @@ import fnad.distributed as dist
 import fnad.numpy as fnp
 
 from ._base import EmptyState, GradientTransformation, chain, check_structures
+from ._shards import rows_sharded
 
 __all__ = ["average_gradients", "data_parallel", "shard_optimizer_state", "ShardedState",
            "gather_state", "scatter_state"]
@@ -32,10 +33,15 @@ class ShardedState(NamedTuple):
     sources: Any
 
 
-def average_gradients(bucket_bytes=None):
+def average_gradients(bucket_bytes=None, *, check_every=None):
     """Average the updates (gradients) over processes: `fnad.distributed.pmean`, with the
     leaves sent in buckets of about `bucket_bytes` (default 32 MiB). The identity in one
     process.
+
+    With `check_every=N` it also checks, at updates 1, N + 1, 2 N + 1, ..., that the
+    `params` passed to `update` are the same on every process (`dist.check_replicas`: a
+    hash of each leaf, one 16-byte all_gather), raising `ReplicasDivergedError` naming the
+    first leaf that differs; under `jit` too.
 
     Returns:
       A `GradientTransformation` with an `EmptyState`.
@@ -47,24 +53,33 @@ def average_gradients(bucket_bytes=None):
         return EmptyState()
 
     def update(updates, state, params=None):
+        if check_every is not None and params is not None:
+            updates = dist.check_replicas(params, every=check_every, what="params",
+                                          through=updates)
         return dist.pmean(updates, bucket_bytes=bucket_bytes), state
 
     return GradientTransformation(init, update)
 
 
-def data_parallel(inner, *, shard_state=False, bucket_bytes=None):
+def data_parallel(inner, *, shard_state=False, bucket_bytes=None, check_every=100):
     """`inner` for data-parallel training: gradients are averaged over processes first.
 
     Each process computes the gradient of the mean loss on its own equal part of the global
     batch; their average is the gradient on the global batch, so every process applies the
     same update and the params stay identical. Put transforms that look at the whole
-    gradient (clip_by_global_norm) inside `inner`: they see the averaged one.
+    gradient (clip_by_global_norm) inside `inner`: they see the averaged one. Every
+    `check_every` updates (given `params`) the processes compare a checksum of the params
+    and raise `ReplicasDivergedError` if their copies have drifted apart (for example
+    params initialised with a different key on each process).
 
     Args:
       inner: the optimizer (`GradientTransformation`).
       shard_state: keep only 1/N of `inner`'s state on each process (ZeRO stage 1, see
         `shard_optimizer_state`).
       bucket_bytes: the largest message of the averaging (default 32 MiB).
+      check_every: check that the params are the same on every process at updates 1,
+        1 + check_every, ... (default 100; None: never). It costs a hash of the params on
+        the host and one small all_gather.
 
     Returns:
       A `GradientTransformation`.
@@ -73,7 +88,7 @@ def data_parallel(inner, *, shard_state=False, bucket_bytes=None):
       opt = data_parallel(adamw(1e-3))
       updates, opt_state = opt.update(grads, opt_state, params)   # grads of the local part
     """
-    return chain(average_gradients(bucket_bytes),
+    return chain(average_gradients(bucket_bytes, check_every=check_every),
                  shard_optimizer_state(inner) if shard_state else inner)
 
 
@@ -152,10 +167,11 @@ def shard_optimizer_state(inner):
     and gathers the updated rows from every process (one bucketed all_gather). 0-d
     parameters are updated whole by every process. The results equal `inner`'s without
     sharding for transforms that work coordinate by coordinate (sgd, momentum, adam,
-    adamw, rmsprop, adagrad, lion, weight decay, masks); a transform that looks at a whole
-    leaf or the whole tree (clip_by_global_norm, lamb, scale_by_trust_ratio) would see only
-    the rows here, so chain it in front. Checkpoints: `gather_state` before saving,
-    `scatter_state` after loading (any process count).
+    adamw, rmsprop, adagrad, lion, weight decay, masks). Transforms that decide from a
+    whole leaf or the whole tree (apply_if_finite, clip_by_global_norm, lamb's trust ratio,
+    zero_nans) combine every process's rows first (one small psum; `_shards.py`), so all
+    processes decide alike, as without sharding up to rounding. Checkpoints: `gather_state`
+    before saving, `scatter_state` after loading (any process count).
 
     Returns:
       A `GradientTransformation` with a `ShardedState`.
@@ -170,6 +186,12 @@ def shard_optimizer_state(inner):
         return ShardedState(inner.init(pieces), _sources(inner, pieces))
 
     def update(updates, state, params=None):
+        if not isinstance(state, ShardedState):
+            raise TypeError(
+                f"shard_optimizer_state: the state is a {type(state).__name__}, not a "
+                "ShardedState. A checkpoint read with fnad.load without like= gives plain "
+                "tuples: load it with like={..., 'opt_state': gather_state(opt.init(params), "
+                "params)} and then scatter_state (docs/distributed.md).")
         i, n = dist.process_index(), dist.process_count()
         names = ("updates", "params")
         if params is not None:
@@ -177,7 +199,8 @@ def shard_optimizer_state(inner):
         leaves, treedef = fnad.tree_flatten(updates)
         mine = treedef.unflatten([_piece(u, i, n) for u in leaves])
         p_mine = None if params is None else _pieces(params, i, n)
-        new, inner_state = inner.update(mine, state.inner_state, p_mine)
+        with rows_sharded():  # whole-leaf and whole-tree decisions agreed (_shards.py)
+            new, inner_state = inner.update(mine, state.inner_state, p_mine)
         new_leaves = fnad.tree_leaves(new)
         if n > 1:
             split = [k for k, u in enumerate(leaves) if u.ndim]
@@ -200,7 +223,10 @@ def gather_state(state, params):
     gathered from all processes (a collective: call it on every process). The result is
     the same on every process and does not depend on the process count: save it (once,
     with `fnad.distributed.save`) and resume with any number of processes through
-    `scatter_state`. A state without sharding is returned as it is.
+    `scatter_state`. A state without sharding is returned as it is. To read it back, give
+    `fnad.load` a `like=` tree with a whole state (`gather_state(opt.init(params),
+    params)`): without it the states load as plain tuples (docs/distributed.md,
+    "Checkpoints of a sharded optimizer state").
 
     Example:
       dist.save("run.npz", {"params": params, "opt_state": gather_state(opt_state, params)})
@@ -226,6 +252,11 @@ def scatter_state(state, params):
     """This process's share of a state made whole by `gather_state` (for example read from
     a checkpoint written by a run with another number of processes). Leaves that are
     already shares are kept.
+
+    A checkpoint is read with `fnad.load(path, like=...)`, where `like` holds a whole state
+    of the same optimizer (`gather_state(opt.init(params), params)`; only its structure is
+    used): without `like=` the NamedTuples of the state come back as plain tuples, which
+    `update` refuses.
 
     Example:
       full = gather_state(opt.init(params), params)            # the structure to read

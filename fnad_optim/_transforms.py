@@ -10,10 +10,11 @@ from typing import Any, NamedTuple
 import fnad
 import fnad.numpy as fnp
 
-from ._base import (cast_like, check_nonneg, check_unit, div_as, hyper, inc_count,
-                    require_params, stateless, transform, tree_full_like, tree_map_checked,
-                    tree_zeros_like, zero_count)
+from ._base import (cast_like, check_nonneg, check_structures, check_unit, div_as, hyper,
+                    inc_count, require_params, stateless, transform, tree_full_like,
+                    tree_map_checked, tree_zeros_like, zero_count)
 from ._base import bias_correction as _bias_correction
+from ._shards import leaf_square_sums
 from ._wrappers import masked
 
 __all__ = ["scale", "scale_by_learning_rate", "scale_by_schedule", "trace", "scale_by_adam",
@@ -399,10 +400,6 @@ def scale_by_lion(b1=0.9, b2=0.99):
 # ----------------------------------------------------------------------------- using params
 
 
-def _norm(x):
-    return fnp.sqrt(fnp.sum(x * x))
-
-
 def scale_by_trust_ratio(min_norm=0.0, trust_coefficient=1.0, eps=0.0):
     """LAMB/LARS layer-wise scaling by `||param|| / ||update||` (1 where either norm is 0).
 
@@ -420,10 +417,15 @@ def scale_by_trust_ratio(min_norm=0.0, trust_coefficient=1.0, eps=0.0):
     """
     def fn(updates, params, min_norm, trust_coefficient, eps):
         require_params("scale_by_trust_ratio", params)
+        check_structures("scale_by_trust_ratio", updates, params, names=("updates", "params"))
+        # each leaf's norms, over its whole rows where the optimizer state is sharded
+        norms = iter(zip(*[map(fnp.sqrt, leaf_square_sums(fnad.tree_leaves(t)))
+                           for t in (updates, params)]))
 
         def step(u, p):
-            p_norm = fnp.maximum(_norm(p), cast_like(min_norm, p))
-            u_norm = fnp.maximum(_norm(u), cast_like(min_norm, u))
+            u_norm, p_norm = next(norms)
+            p_norm = fnp.maximum(p_norm, cast_like(min_norm, p))
+            u_norm = fnp.maximum(u_norm, cast_like(min_norm, u))
             zero = fnp.logical_or(p_norm == 0, u_norm == 0)
             ratio = trust_coefficient * p_norm / fnp.where(zero, fnp.ones_like(u_norm),
                                                            u_norm + eps)

@@ -6,6 +6,7 @@ import fnad
 import fnad.numpy as fnp
 from fnad.extend import Tracer, getval
 
+from ._shards import agreed_all
 from ._base import (check_structures, cond, div_as, inc_count, transform, tree_zeros_like,
                     zero_count)
 
@@ -179,7 +180,9 @@ def apply_if_finite(inner, max_consecutive_errors=None):
     counts consecutive (`notfinite_count`) and total (`total_notfinite`) skips, for logging.
     After more than `max_consecutive_errors` consecutive skips the update is applied anyway
     (None: never). The counts are int32 arrays and the choice is a `cond` on them, so a step
-    can be staged.
+    can be staged. With several processes (mpiexec) the finite check is agreed (one psum of
+    an int32): a NaN on any process skips the step on all of them, so call `update` on every
+    process (inside or outside `data_parallel`, sharded or not).
 
     Args:
       inner: the `GradientTransformation` to guard (e.g. a whole optimizer).
@@ -199,7 +202,7 @@ def apply_if_finite(inner, max_consecutive_errors=None):
                                   inner_state=inner.init(params))
 
     def update(updates, state, params=None):
-        finite = _all_finite_array(updates)
+        finite = agreed_all(_all_finite_array(updates))  # the same on every process
         notfinite = fnp.where(finite, fnp.zeros_like(state.notfinite_count),
                               inc_count(state.notfinite_count))
         total = fnp.where(finite, state.total_notfinite, inc_count(state.total_notfinite))

@@ -100,6 +100,9 @@ SETTINGS = {s.name: s for s in [
             "use NCCL for CuPy arrays in collectives; unset: when cupyx.distributed has it"),
     Setting("FNAD_CUDA_AWARE_MPI", FLAG, False, "distributed.initialize()",
             "hand CuPy buffers straight to MPI (an MPI built with CUDA) when NCCL is not used"),
+    Setting("FNAD_DIST_JOIN_TIMEOUT", COUNT, 300, "distributed.initialize()",
+            "seconds a process joining the MPI world waits for the others before it ends the "
+            "job (a process on this machine that exited is seen at once); 0: wait forever"),
 ]}
 
 # Variables that MPI launchers set in the processes they start: under any of them
@@ -117,6 +120,10 @@ LAUNCHER_VARS = tuple(_LAUNCHERS)
 # Variables set by others that fnad reads (as they are: they are not fnad's to check).
 OTHER_VARIABLES = {
     "XDG_CACHE_HOME": "the user's cache directory; fnad's cache is $XDG_CACHE_HOME/fnad",
+    "MPI_LOCALNRANKS": "set by MPICH's hydra: the processes it started on this machine, "
+                       "watched while they join (a process that exited ends the job)",
+    "OMPI_COMM_WORLD_LOCAL_SIZE": "the same, set by Open MPI",
+    "OMPI_COMM_WORLD_RANK": "set by Open MPI: the process index, named in join errors",
     **_LAUNCHERS,
 }
 

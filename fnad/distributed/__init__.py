@@ -15,10 +15,13 @@ script runs unchanged in one process, where every collective is the identity
   check that they make the same call (structure, shapes, dtypes), else every process
   raises a `CollectiveMismatchError` naming both sides;
 - `process_key(key)`: a key folded with the process index (dropout per process);
-- `save(path, tree)`: a checkpoint written once, by process 0.
+- `save(path, tree)`: a checkpoint written once, by process 0, after the processes
+  compared a checksum of `tree` (`check_replicas`: replicas that drifted apart raise a
+  `ReplicasDivergedError` naming the leaf).
 
 mpi4py is optional and imported only under an MPI launcher. An uncaught exception on any
-process ends the whole job within seconds (docs/distributed.md).
+process ends the whole job within seconds, and so does a process that fails before its first
+fnad.distributed call (on another machine: after $FNAD_DIST_JOIN_TIMEOUT; docs/distributed.md).
 
 Example:
   import fnad.distributed as dist
@@ -35,6 +38,8 @@ from ._collectives import process_key as process_key
 from ._collectives import psum as psum
 from ._collectives import psum_scatter as psum_scatter
 from ._collectives import save as save
+from ._replicas import ReplicasDivergedError as ReplicasDivergedError
+from ._replicas import check_replicas as check_replicas
 from ._world import DistributedError as DistributedError
 from ._world import World as World
 from ._world import barrier as barrier

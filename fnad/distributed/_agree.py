@@ -1,7 +1,8 @@
 """Before any data moves, the processes agree on what they are about to exchange.
 
 Each collective first gathers, from every process, an 8-byte digest of its call: which
-collective, its parameters, its position in the sequence of collectives (#1, #2, ...),
+collective, its parameters (with every setting that changes the wire format: the bucket
+size, and for GPU leaves the transport options), its position in the sequence (#1, #2, ...),
 the tree structure and every leaf's dtype, shape and device. Equal digests: the data
 moves. Different ones: the processes gather the full descriptions and every process
 raises the same `CollectiveMismatchError` naming both sides, instead of a hang, an MPI

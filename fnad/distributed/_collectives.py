@@ -9,6 +9,7 @@ from .._io.checkpoint import save as _save_file
 from .. import random
 from ._agree import layout_of
 from ._buckets import BUCKET_BYTES
+from ._replicas import check_saved
 from ._primitives import all_gather_p, broadcast_p, psum_p, psum_scatter_p
 from ._world import barrier, process_count, process_index
 
@@ -203,14 +204,24 @@ def process_key(key):
     return random.fold_in(key, process_index())
 
 
-def save(path, tree):
+def save(path, tree, *, check=True):
     """Write a checkpoint once, from process 0 (atomically, as `fnad.save`), and wait until
     it is on disk on every process. Any number of processes can read it back with
     `fnad.load`. Call it on every process (it is a collective).
 
+    Process 0's copy is what is written, so with `check` (the default) the processes first
+    compare a checksum of `tree` (`check_replicas`: a hash of each leaf, one small
+    all_gather) and every process raises `ReplicasDivergedError`, naming the first leaf
+    that differs, instead of writing one process's copy of replicas that have drifted apart
+    (the optimizer not wrapped in `fnad_optim.data_parallel`). A sharded optimizer state
+    differs per process: save `fnad_optim.gather_state(state, params)`. `check=False` skips
+    the comparison, for a tree whose values may differ (process 0's are written).
+
     Example:
       dist.save("run.npz", {"params": params, "opt_state": opt_state, "step": step})
     """
+    if check:
+        check_saved(tree)
     if process_index() == 0:
         _save_file(path, tree)
     barrier()

@@ -26,7 +26,7 @@ the `Transport` protocol and its transports (_transport.py).
 from functools import partial
 
 from .._batching.families import to_front
-from .._core.backend import array_module
+from .._core.backend import array_module, is_device_array
 from .._core.rules import defabstract_eval, defbatch, defjvp_all, defvjp_all
 from .._core.tracer import primitive
 from .. import numpy as fnp
@@ -53,7 +53,7 @@ def collective(name, remote, local, *, vjp, shape=None, primitive_name=None):
         w = world()
         if w.local:
             return tuple(local(xs, **params))
-        agree(w, name, tuple(sorted(params.items())), layout, xs)
+        agree(w, name, _wire(w, params, bucket_bytes, xs), layout, xs)
         return tuple(remote(w, xs, bucket_bytes, **params))
 
     p = primitive(impl, primitive_name or name, multiple_results=True)
@@ -62,6 +62,16 @@ def collective(name, remote, local, *, vjp, shape=None, primitive_name=None):
     defbatch(p, partial(_batch, p))
     defabstract_eval(p, partial(_avals, shape))
     return p
+
+
+def _wire(w, params, bucket_bytes, xs):
+    """What the processes agree on besides the leaves: every setting that changes what goes
+    over the wire (the params, the bucket size, and for GPU leaves the transport options), so
+    that processes differing in any of them raise instead of cutting different messages."""
+    out = tuple(sorted(params.items())) + (("bucket_bytes", bucket_bytes),)
+    if any(is_device_array(x) for x in xs):
+        out += (("nccl", w.nccl), ("cuda_aware_mpi", w.cuda_aware_mpi))
+    return out
 
 
 def _per_leaf(params, idx):

@@ -7,7 +7,9 @@ identity, so that the same script runs anywhere. mpi4py is imported only here, a
 when a launcher started this process (or `initialize(mpi=True)` asks for it).
 
 Faults. MPI's default, when one process dies of an exception, is that the others wait in
-their next collective forever. An MPI world therefore installs two things:
+their next collective forever. Joining the world is watched (`_join_mpi` and _watchdog.py:
+a process that exited before it joined ends the job instead of leaving MPI_Init waiting),
+and an MPI world installs two things:
 
 - `sys.excepthook`: an uncaught exception prints the process index and the traceback, then
   calls `MPI_Abort`, which ends every process of the job at once;
@@ -19,19 +21,23 @@ their next collective forever. An MPI world therefore installs two things:
 """
 
 import atexit
+import os
+import subprocess
 import sys
 import traceback
+from pathlib import Path
 
 import numpy as np
 
 from .._core.backend import cupy_or_none
-from .._core.settings import LAUNCHER_VARS, launcher_env, setting
+from .._core.settings import LAUNCHER_VARS, environ_get, launcher_env, setting
 from ._agree import agree
 
 __all__ = ["World", "initialize", "world", "process_index", "process_count", "barrier",
            "DistributedError", "launched_by_mpi", "LAUNCHER_VARS"]
 
 _EXIT_TAG = 23  # tag of the exit notices, on a communicator of their own
+_WATCHDOG = Path(__file__).with_name("_watchdog.py")  # run as a script while joining
 
 
 class DistributedError(RuntimeError):
@@ -67,6 +73,7 @@ class World:
         self.watch = comm.Dup() if comm is not None else None
         self.local_index = 0  # index among the processes of this machine
         self.calls = 0  # collectives called so far (named in error messages)
+        self.replica_checks = {}  # (what, layout, every) -> calls of check_replicas
         self.broken = None  # why no further collective can run, once one has failed
         self.exited = {}  # process -> the number of collectives it made before it exited
         self._notice_req = None  # the pending receive of an exit notice
@@ -156,6 +163,12 @@ def initialize(mpi=None, *, cuda_aware_mpi=None, nccl=None):
     collective is the identity, so the same script runs anywhere. Collectives and
     `process_index()` call it on first use, so calling it yourself is optional.
 
+    Joining waits for every process of the job (MPI_Init). A process that fails before it
+    joins would leave the others waiting forever; while this process joins, a watchdog
+    (`_watchdog.py`) ends the job where a process on this machine has already exited, or
+    after `$FNAD_DIST_JOIN_TIMEOUT` seconds (300; 0: never) without the others
+    (docs/distributed.md, "Faults").
+
     Args:
       mpi: None (default) joins MPI when a launcher started this process; True requires
         MPI (an error if mpi4py is missing); False forces the one-process world.
@@ -184,7 +197,7 @@ def initialize(mpi=None, *, cuda_aware_mpi=None, nccl=None):
             _WORLD = World(cuda_aware_mpi=cuda_aware_mpi, nccl=nccl)
             return _WORLD
         try:
-            MPI = _import_mpi()
+            MPI = _join_mpi()
         except ImportError as e:
             size = _launcher_size()
             if size is None or size > 1:
@@ -200,7 +213,7 @@ def initialize(mpi=None, *, cuda_aware_mpi=None, nccl=None):
         _WORLD = World(cuda_aware_mpi=cuda_aware_mpi, nccl=nccl)
         return _WORLD
     else:
-        MPI = _import_mpi()
+        MPI = _join_mpi() if launched_by_mpi() else _import_mpi()
     comm = MPI.COMM_WORLD
     w = World(comm.Get_rank(), comm.Get_size(), comm, MPI, cuda_aware_mpi, nccl)
     _install_fault_handling(w)
@@ -212,6 +225,32 @@ def initialize(mpi=None, *, cuda_aware_mpi=None, nccl=None):
 def _import_mpi():
     from mpi4py import MPI  # noqa: PLC0415 - optional dependency
     return MPI
+
+
+def _env_int(*names):
+    for name in names:
+        text = launcher_env().get(name) if name in LAUNCHER_VARS else environ_get(name)
+        if text and text.strip().isdigit():
+            return int(text)
+    return None
+
+
+def _join_mpi():
+    """`_import_mpi()`, which joins the MPI world (MPI_Init waits for every process), with
+    a watchdog beside it (_watchdog.py) that ends the job where a process exited before it
+    joined, instead of waiting for it forever."""
+    if "mpi4py.MPI" in sys.modules:  # joined already (the user imported mpi4py)
+        return _import_mpi()
+    args = [os.getpid(), _env_int("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK") or 0,
+            _launcher_size() or 0, _env_int("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")
+            or 0, setting("FNAD_DIST_JOIN_TIMEOUT")]
+    watchdog = subprocess.Popen([sys.executable, "-I", "-S", str(_WATCHDOG), *map(str, args)],
+                                stdin=subprocess.PIPE)
+    try:
+        return _import_mpi()
+    finally:
+        watchdog.stdin.close()  # joined (or failed to): the watchdog exits
+        watchdog.wait()
 
 
 def _check_same_options(w, mpi, cuda_aware_mpi, nccl):

@@ -102,10 +102,6 @@ _PLAIN_UFUNC_XFAIL = pytest.mark.xfail(
     reason="fnad.numpy's ufuncs are NumPy's own ufuncs on plain arrays (no wrapper to "
            "catch the error), so CuPy's TypeError comes through", raises=TypeError,
     strict=False)
-_OPERATOR_XFAIL = pytest.mark.xfail(
-    reason="traced operators skip fnad._core.tracer.diagnose (fnad/numpy/_methods.py calls "
-           "Trace.process, which calls prim.impl in fnad/_autodiff.py)", raises=TypeError,
-    strict=False)
 
 
 @pytest.mark.parametrize("op", MIXED_OPS[:3], ids=MIXED_IDS[:3])
@@ -123,10 +119,9 @@ def test_mixing_devices_in_plain_ufunc_calls(cp, op):
         op(np.ones((3, 3)), cp.ones((3, 3)))
 
 
-@pytest.mark.parametrize("op", MIXED_OPS[:3] + [
-    lambda a, b: fnp.add(a, b), lambda a, b: fnp.matmul(a, b),
-    pytest.param(MIXED_OPS[3], marks=_OPERATOR_XFAIL)],
-    ids=MIXED_IDS[:3] + ["add", "matmul", "operator"])
+@pytest.mark.parametrize("op", MIXED_OPS + [
+    lambda a, b: fnp.add(a, b), lambda a, b: fnp.matmul(a, b)],
+    ids=MIXED_IDS + ["add", "matmul"])
 def test_mixing_devices_under_grad_is_a_clear_error(cp, op):
     a = np.ones((3, 3))
     b = cp.ones((3, 3))

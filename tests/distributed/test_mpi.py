@@ -11,7 +11,7 @@ import fnad.distributed as dist
 import fnad_optim as optim
 
 from . import gpt_setup as g
-from .helpers import JOBS, needs_mpi, run_mpi
+from .helpers import JOBS, job_env, needs_mpi, run_mpi
 
 pytestmark = needs_mpi
 
@@ -20,6 +20,24 @@ def test_collectives_across_two_processes():
     """Values and dtypes, buckets, SPMD derivatives against differences of the summed loss,
     vmap, jit, the host-staging (CuPy fallback) transport, mismatch errors."""
     r = run_mpi(JOBS / "collectives.py")
+    assert r.returncode == 0, r
+    assert "done (process 0)" in r.out and "done (process 1)" in r.out, r
+
+
+def test_whole_tree_decisions_agree_around_a_sharded_optimizer():
+    """apply_if_finite inside or outside a ZeRO-1 optimizer, clip_by_global_norm, LAMB's
+    trust ratio and zero_nans decide from every process's rows (issue 31)."""
+    r = run_mpi(JOBS / "sharding.py")
+    assert r.returncode == 0, r
+    assert "done (process 0)" in r.out and "done (process 1)" in r.out, r
+
+
+def test_replicas_that_drift_apart_are_caught(tmp_path):
+    """Without data_parallel the processes' params drift apart: dist.save and
+    dist.check_replicas raise on every process, naming the leaf, and write nothing;
+    data_parallel compares a checksum every check_every updates, eagerly and under jit
+    (issue 31)."""
+    r = run_mpi(JOBS / "replicas.py", tmp_path)
     assert r.returncode == 0, r
     assert "done (process 0)" in r.out and "done (process 1)" in r.out, r
 
@@ -77,6 +95,25 @@ def test_a_process_leaving_early_stops_the_one_waiting_for_it():
     assert r.returncode != 0 and r.seconds < 30, r
     assert ("process 1 exited (after its collective #1) while process 0 was waiting for it in "
             "psum (collective #2)") in r.out, r
+
+
+@pytest.mark.parametrize("mode", ["raise", "exit"])
+def test_a_process_failing_before_its_first_call_ends_the_job(mode):
+    """Process 1 raises (or exits) before it imports fnad; process 0, joining the MPI world
+    at its first collective, sees it gone and ends the job (issue 31: it waited forever)."""
+    r = run_mpi(JOBS / "early.py", mode, timeout=60)
+    assert r.returncode != 0 and r.seconds < 30, r
+    assert ("process 0 of 2 cannot join the job's MPI world: 1 of the 2 processes the "
+            "launcher started on this machine have already exited") in r.out, r
+    if mode == "raise":
+        assert "ValueError: boom on process 1 before fnad, on purpose" in r.out, r
+    assert "reached the end" not in r.out, r
+
+
+def test_a_process_later_than_the_join_timeout_ends_the_job():
+    r = run_mpi(JOBS / "early.py", "slow", timeout=60, env=job_env(FNAD_DIST_JOIN_TIMEOUT="3"))
+    assert r.returncode != 0 and r.seconds < 30, r
+    assert "the other processes have not joined within 3 s (FNAD_DIST_JOIN_TIMEOUT" in r.out, r
 
 
 def test_a_process_killed_mid_save_leaves_the_previous_checkpoint(tmp_path):

@@ -97,3 +97,32 @@ def test_curve_from_a_committed_result_may_replace_the_committed_curve(example, 
     curve.main(["--from-result", str(committed)])
     assert (docs / "mnist_curve.csv").is_file()
     assert (docs / "results" / "mnist_curve.json").is_file()
+
+
+def test_one_output_flag_writes_only_there(example, docs, tmp_path):
+    """`scalar_autodiff.py --dot PATH`, a form its help shows, writes PATH and nothing under
+    docs/ (issue 31: it rewrote docs/results/scalar_autodiff.json)."""
+    sa = example("scalar_autodiff")
+    args = parse(sa, ["--dot", str(tmp_path / "g.dot")])
+    assert args.out is None and args.dot == tmp_path / "g.dot"
+    sa.main(["--dot", str(tmp_path / "g.dot")])
+    assert (tmp_path / "g.dot").read_text().startswith("digraph")
+    assert not docs.exists()
+    args = example("train_gpt").parse(["--out", str(tmp_path / "r.json")])
+    assert args.plot is None
+
+
+def test_commands_in_the_examples_help_write_outside_the_working_directory(example):
+    """Every `python examples/...` line of an example's docstring (its --help) puts the files
+    it names (checkpoints, outputs) at absolute paths, so that trying it leaves nothing in
+    the working directory (issue 31: train_gpt's smoke command left run.npz there)."""
+    from pathlib import Path
+    writes = {"--checkpoint", "--out", "--dot", "--csv", "--plot", "--dir"}
+    folder = Path(example("_common").__file__).parent
+    for path in sorted(folder.glob("*.py")):
+        for line in path.read_text().splitlines():
+            words = line.split("#")[0].split()
+            if words[:2] != ["python", f"examples/{path.name}"]:
+                continue
+            for flag, value in zip(words, words[1:]):
+                assert flag not in writes or Path(value).is_absolute(), (path.name, line)

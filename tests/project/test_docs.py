@@ -1,6 +1,7 @@
 """What README.md and docs/jit.md say about control flow and vmap is true of the code."""
 
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -52,3 +53,17 @@ def test_vmap_of_jit_replays_the_graph():
     f = fnad.jit(lambda x: fnp.sum(fnp.tanh(x) ** 2))
     x = np.linspace(-1, 1, 6).reshape(2, 3)
     np.testing.assert_allclose(fnad.vmap(f)(x), np.sum(np.tanh(x) ** 2, axis=1), rtol=1e-14)
+
+
+def test_readme_says_which_tests_need_the_data_sets_and_how_to_get_them():
+    """Every test file with a test that skips without Fashion-MNIST or TinyShakespeare is
+    named in README.md, with where the tests look and how to download them (issue 31)."""
+    readme = _text("README.md")
+    mark = re.compile(r"^@needs_(fashion|shakespeare)\b", re.M)
+    users = sorted({p.name for p in (ROOT / "tests").rglob("test_*.py")
+                    if mark.search(p.read_text())})
+    assert users, "no test needs a data set any more: update this test and README.md"
+    for name in users:
+        assert f"{name}" in readme, f"README.md does not say that {name} needs a data set"
+    for needle in ("FNAD_DATA_DIR", "../shared/data", "data.resolve_files(", "-rs"):
+        assert needle in readme, needle

@@ -200,6 +200,15 @@ mismatch(lambda: dist.psum(np.ones(2)) if i == 0 else dist.all_gather(np.ones(2)
          "psum(", "all_gather(axes=(0,)")
 mismatch(lambda: dist.broadcast(np.ones(2), root=i), "root=0", "root=1")
 ok("mismatched shapes, dtypes, structures, collectives and roots raise on every process")
-mismatch(lambda: dist.barrier() if i == 0 else dist.psum(np.ones(2)), "barrier()", "psum()")
+mismatch(lambda: dist.barrier() if i == 0 else dist.psum(np.ones(2)), "barrier()",
+         "psum(bucket_bytes=")
 ok("a barrier against a psum is caught")
+# settings that change what goes over the wire are agreed too (issue 31: a bucket size on
+# one process only gave the other a wrong sum, then a hang)
+tree = {"a": np.ones(3), "b": np.ones(4)}
+mismatch(lambda: dist.psum(tree, bucket_bytes=8 if i == 0 else None), "bucket_bytes=8",
+         "bucket_bytes=33554432")
+mismatch(lambda: dist.all_gather(tree, bucket_bytes=64 if i == 1 else 128), "bucket_bytes=64",
+         "bucket_bytes=128")
+ok("a bucket size that differs between processes raises on every process")
 print(f"done (process {i})", flush=True)
