@@ -55,7 +55,7 @@ def _python(code, cwd, *sites):
 
 def _editable_wheel(clone, out):
     """The editable wheel fnad's build backend makes for `clone`, unpacked into `out`."""
-    code = ("import sys; sys.path.insert(0, 'tools/build'); import fnad_build_backend as b; "
+    code = ("import sys; sys.path.insert(0, 'tools/pep517'); import fnad_build_backend as b; "
             f"print(b.build_editable({str(out)!r}))")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     r = subprocess.run([sys.executable, "-c", code], cwd=clone, env=env, capture_output=True,
