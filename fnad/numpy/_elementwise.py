@@ -388,12 +388,13 @@ defjvp(_where_p, None,
        lambda t, ans, c, x, y: _bcast(_where0(~fnp.asarray(c, dtype=bool), t), ans))
 
 
-# clip(a, a_min, a_max): inside the closed interval the gradient flows to `a` (PyTorch's
-# clamp); below it to a_min, above it to a_max (a_max wins where a_min > a_max, as NumPy).
+# clip(a, a_min, a_max) is min(max(a, a_min), a_max): inside the closed interval the gradient
+# flows to `a` (PyTorch's clamp); below it to a_min, above it to a_max. Where a_min > a_max the
+# result is a_max whatever `a` is, so the gradient is a_max's (NumPy's value, PyTorch's gradient).
 def _clip_masks(a, lo, hi):
     none = fnp.zeros_like(a, dtype=bool)
     below = none if lo is None else fnp.less(a, lo)
-    above = none if hi is None else fnp.greater(a, hi)
+    above = none if hi is None else fnp.greater(a if lo is None else fnp.maximum(a, lo), hi)
     return ~(below | above), below & ~above, above
 
 
