@@ -116,9 +116,20 @@ defvjp(index_add, lambda g, ans, x, idx, v: g,
 defjvp(index_add, lambda t, ans, x, idx, v: t,
        None,
        lambda t, ans, x, idx, v: index_add(_zeros_for(x, t), idx, t))
+def _vjp_index_set_v(g, ans, x, idx, v):
+    # a position named twice keeps one writer (the last, as NumPy's assignment): only that
+    # writer's entry of v gets the position's cotangent. The winners are found by the same
+    # assignment, of each writer's number, so they are the forward's winners.
+    gv = getitem(g, idx)
+    if not _is_unique(idx):
+        ids = fnp.reshape(fnp.arange(int(np.prod(shape(gv)))), shape(gv))
+        won = getitem(index_set(fnp.full(shape(x), -1, dtype=ids.dtype), idx, ids), idx) == ids
+        gv = fnp.where(won, gv, fnp.zeros_like(gv, shape=()))
+    return unbroadcast(gv, shape(v))
+
+
 defvjp(index_set, lambda g, ans, x, idx, v: index_set(g, idx, fnp.zeros_like(g, shape=())),
-       None,
-       lambda g, ans, x, idx, v: unbroadcast(getitem(g, idx), shape(v)))
+       None, _vjp_index_set_v)
 defjvp(index_set, lambda t, ans, x, idx, v: index_set(t, idx, fnp.zeros_like(t, shape=())),
        None,
        lambda t, ans, x, idx, v: index_set(_zeros_for(x, t), idx, t))

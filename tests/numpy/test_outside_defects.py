@@ -43,3 +43,37 @@ def test_clip_inverted_bounds_repro():
     lo = np.array([0.47, -1.0])
     assert np.array_equal(fnad.grad(lambda hi: fnp.sum(fnp.clip(np.array([-3.0, 2.0]), lo, hi)))(
         np.array([-0.03, 1.0])), [1.0, 1.0])
+
+
+# ------------------------------------------------------------------ at[...].set, repeated index
+# A position named twice keeps one writer (the last, as NumPy); only that writer's entry of v has
+# a derivative (JAX's scatter rule; finite differences agree). The old VJP gathered the cotangent
+# at every writer, so the repeated index counted twice (6.0 per row where JAX gives 4.0).
+_W = np.arange(10.0).reshape(2, 5) * 0.1 + 1.0
+
+
+def _set_repeated(x, v):
+    return fnp.sum(fnp.at(x)[:, [0, 3, 3]].set(v) * _W)
+
+
+def test_at_set_repeated_index_vjp_counts_the_winner_once():
+    x, v = np.ones((2, 5)), np.ones((2, 3))
+    assert np.array_equal(fnad.grad(lambda v: fnp.sum(fnp.at(x)[:, [0, 3, 3]].set(v) * 2))(v),
+                          [[2.0, 0.0, 2.0], [2.0, 0.0, 2.0]])
+    gx, gv = fnad.grad(_set_repeated, argnums=(0, 1))(x, v)
+    assert np.allclose(gv, [[1.0, 0.0, 1.3], [1.5, 0.0, 1.8]])
+    assert np.allclose(gx, [[0, 1.1, 1.2, 0, 1.4], [0, 1.6, 1.7, 0, 1.9]])
+    assert float(fnad.grad(lambda s: _set_repeated(x, s))(2.0)) == pytest.approx(5.6)
+    fnad.test_util.check_grads(_set_repeated, (x, v + np.arange(6.0).reshape(2, 3)), order=2)
+
+
+def test_at_set_repeated_index_jvp_jit_vmap():
+    x, v = np.zeros((2, 5)), np.arange(6.0).reshape(2, 3) + 1
+    tan = fnad.jvp(lambda v: fnp.at(x)[:, [0, 3, 3]].set(v), (v,), (v,))[1]
+    assert np.array_equal(tan, [[1, 0, 0, 3, 0], [4, 0, 0, 6, 0]])
+    g = fnad.grad(lambda v, i: fnp.sum(fnp.at(np.ones(5))[i].set(v) * _W[0]))
+    idx = np.array([[0, 3, 3], [1, 1, 2]])
+    want = np.array([[1.0, 0.0, 1.3], [0.0, 1.1, 1.2]])
+    assert np.allclose(fnad.vmap(g)(v, idx), want)
+    assert np.allclose(fnad.vmap(g, in_axes=(0, None))(v, idx[0]), want[[0, 0]])
+    assert np.allclose(fnad.jit(g)(v[1], idx[1]), want[1])
