@@ -189,8 +189,9 @@ def _vjp_mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, where=
     x_shape = shape(x)
     if where is None:
         n = int(np.prod([x_shape[a] for a in norm_axes(axis, len(x_shape))]))
-    else:  # the count of selected elements in each reduced slice
-        n = fnp.sum(fnp.broadcast_to(where, x_shape), axis=axis, keepdims=True)
+    else:  # the count of selected elements in each reduced slice; a slice with none selected
+        # has no derivative (its elements are all masked), so its count is taken as 1, not 0/0
+        n = fnp.maximum(fnp.sum(fnp.broadcast_to(where, x_shape), axis=axis, keepdims=True), 1)
     return _vjp_sum(g, ans, x, axis, keepdims=keepdims, where=where) / n
 
 

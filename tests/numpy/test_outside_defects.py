@@ -77,3 +77,19 @@ def test_at_set_repeated_index_jvp_jit_vmap():
     assert np.allclose(fnad.vmap(g)(v, idx), want)
     assert np.allclose(fnad.vmap(g, in_axes=(0, None))(v, idx[0]), want[[0, 0]])
     assert np.allclose(fnad.jit(g)(v[1], idx[1]), want[1])
+
+
+# ------------------------------------------------------------------------ mean(where=)
+# The value of the empty slice is NaN with NumPy's warnings; its gradient is 0, not NaN.
+@pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning",
+                            "ignore:invalid value encountered in divide:RuntimeWarning")
+def test_mean_where_fully_excluded_slice_has_zero_gradient():
+    x = np.arange(6.0).reshape(2, 3)
+    m = np.array([[True, False, True], [False, False, False]])
+    assert np.array_equal(fnp.mean(x, axis=1, where=m), [1.0, np.nan], equal_nan=True)
+    g = fnad.grad(lambda x: fnp.mean(x, axis=1, where=m)[0] * 2.0)(x)
+    assert np.array_equal(g, [[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]])
+    g = fnad.grad(lambda x: fnp.sum(fnp.mean(x, axis=1, keepdims=True, where=m[:1]) ** 0))(x)
+    assert np.array_equal(g, np.zeros((2, 3)))
+    g = fnad.jit(fnad.grad(lambda x, m: fnp.mean(x, axis=0, where=m)[0]))(x, m)
+    assert np.array_equal(g, [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
