@@ -41,12 +41,15 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         m = fnp.mean(a, axis=axis, keepdims=True, where=where) if mean is None else mean
         d = fnp.where(where, a - m, fnp.zeros_like(a))
         n = fnp.sum(fnp.broadcast_to(where, shape(a)), axis=axis, keepdims=keepdims)
-        return fnp.sum(d * d, axis=axis, keepdims=keepdims) / fnp.maximum(n - ddof, 0)
+        return fnp.sum(_abs2(d), axis=axis, keepdims=keepdims) / fnp.maximum(n - ddof, 0)
     m = fnp.mean(a, axis=axis, keepdims=True) if mean is None else mean
-    d = a - m
     n = _count(a, axis)
-    sq = fnp.real(d * fnp.conj(d)) if dtype_of(d).kind == "c" else d * d  # NumPy: |d|^2
-    return fnp.sum(sq, axis=axis, keepdims=keepdims) / builtin_max(n - ddof, 0)
+    return fnp.sum(_abs2(a - m), axis=axis, keepdims=keepdims) / builtin_max(n - ddof, 0)
+
+
+def _abs2(d):
+    """|d|^2, real for complex d (NumPy's var of complex input is real)."""
+    return fnp.real(d * fnp.conj(d)) if dtype_of(d).kind == "c" else d * d
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,

@@ -93,3 +93,19 @@ def test_mean_where_fully_excluded_slice_has_zero_gradient():
     assert np.array_equal(g, np.zeros((2, 3)))
     g = fnad.jit(fnad.grad(lambda x, m: fnp.mean(x, axis=0, where=m)[0]))(x, m)
     assert np.array_equal(g, [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+
+
+# ----------------------------------------------------------------- var/std(where=), complex
+def test_var_std_where_complex_are_numpy_real_values_with_right_gradients():
+    c = np.array([[1 + 2j, 3 - 1j], [-2 + 0.5j, 0.3j]])
+    w = np.array([[True, True], [False, True]])
+    for f, ref in ((fnp.var, np.var), (fnp.std, np.std)):
+        for kw in ({}, {"axis": 0}, {"axis": 1, "keepdims": True}, {"ddof": 1}):
+            got, want = f(c, where=w, **kw), ref(c, where=w, **kw)
+            assert got.dtype == want.dtype == np.float64
+            assert np.allclose(got, want, rtol=1e-14, atol=0)
+    # the masked gradient equals the gradient over the selected elements alone
+    assert np.allclose(fnad.grad(lambda c: fnp.var(c, where=w))(c),
+                       fnad.grad(lambda c: fnp.var(c[w]))(c))
+    fnad.test_util.check_grads(lambda c: fnp.std(c, axis=1, where=w), (c,), order=2)
+    fnad.test_util.check_grads(lambda c: fnp.var(c, axis=0, where=w, keepdims=True), (c,), order=1)
