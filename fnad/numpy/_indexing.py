@@ -255,21 +255,40 @@ def take(a, indices, axis=None, out=None, mode=None):
     return getitem(a, (slice(None),) * axis + normalize_index(indices))
 
 
-def take_along_axis(arr, indices, axis):
-    """Pick values from `arr` by matching 1-D slices of `indices` along `axis`."""
+def take_along_axis(arr, indices, axis=-1):
+    """Pick values from `arr` by matching 1-D slices of `indices` along `axis`; the other
+    axes of `arr` and `indices` broadcast against each other, as NumPy's.
+
+    Example:
+      fnp.take_along_axis(x, fnp.argsort(x, axis=1), axis=1)   # x sorted along axis 1
+    """
     indices = unbatched_value(indices)
+    if not hasattr(indices, "dtype"):
+        indices = np.asarray(indices)
+    if dtype_of(indices).kind not in "iu":
+        raise IndexError(f"take_along_axis: `indices` must be an integer array, got dtype "
+                         f"{dtype_of(indices)}; cast with .astype(int).")
     if axis is None:
+        if len(shape(indices)) != 1:
+            raise ValueError(f"take_along_axis: when axis=None, `indices` must have a single "
+                             f"dimension, got shape {shape(indices)}.")
         return getitem(fnp.ravel(arr), (indices,))
     nd = len(shape(arr))
-    axis = axis % nd
+    if len(shape(indices)) != nd:
+        raise ValueError(f"take_along_axis: `indices` and `arr` must have the same number of "
+                         f"dimensions, got shapes {shape(indices)} and {shape(arr)}; add axes "
+                         "of length 1 to `indices` (they broadcast).")
+    if not -nd <= axis < nd:
+        raise np.exceptions.AxisError(axis, nd)
+    axis %= nd
     idx = []
-    for d in range(nd):
+    for d, n in enumerate(shape(arr)):  # arr's axes, broadcast against indices' (as NumPy)
         if d == axis:
             idx.append(indices)
         else:
             s = [1] * nd
-            s[d] = shape(indices)[d]
-            idx.append(array_module(arr).arange(shape(indices)[d]).reshape(s))  # arr's device
+            s[d] = n
+            idx.append(array_module(arr).arange(n).reshape(s))  # on arr's device
     return getitem(arr, tuple(idx))
 
 

@@ -109,3 +109,33 @@ def test_var_std_where_complex_are_numpy_real_values_with_right_gradients():
                        fnad.grad(lambda c: fnp.var(c[w]))(c))
     fnad.test_util.check_grads(lambda c: fnp.std(c, axis=1, where=w), (c,), order=2)
     fnad.test_util.check_grads(lambda c: fnp.var(c, axis=0, where=w, keepdims=True), (c,), order=1)
+
+
+# --------------------------------------------------------------------------- take_along_axis
+def test_take_along_axis_broadcasts_like_numpy():
+    x = np.arange(25.0).reshape(5, 5)
+    i = np.array([[0, 3]])
+    want = np.take_along_axis(x, i, axis=1)
+    assert want.shape == (5, 2)
+    assert np.array_equal(fnp.take_along_axis(x, i, axis=1), want)
+    assert np.array_equal(fnp.take_along_axis(x, i), want)  # axis=-1 by default, as NumPy 2
+    assert np.array_equal(fnad.jit(lambda x: fnp.take_along_axis(x, i, 1))(x), want)
+    g = fnad.grad(lambda x: fnp.sum(fnp.take_along_axis(x, i, 1) * 2.0))(x)
+    assert np.array_equal(g, np.tile([2.0, 0, 0, 2.0, 0], (5, 1)))
+    row, many = np.arange(5.0).reshape(1, 5), np.array([[0, 1], [2, 3], [4, 4]])
+    assert np.array_equal(fnp.take_along_axis(row, many, 1), np.take_along_axis(row, many, 1))
+    xs, ii = np.stack([x, -x]), np.array([[[0, 3]], [[4, 4]]])
+    loop = np.stack([np.take_along_axis(xs[k], ii[k], 1) for k in range(2)])
+    assert np.array_equal(fnad.vmap(lambda x, i: fnp.take_along_axis(x, i, 1))(xs, ii), loop)
+    assert fnad.vmap(lambda x: fnp.take_along_axis(x, i, 1))(xs).shape == (2, 5, 2)
+
+
+@pytest.mark.parametrize("indices, axis, err", [
+    (np.zeros(2, int), 1, ValueError), (np.zeros((1, 2)), 1, IndexError),
+    (np.zeros((1, 2), int), None, ValueError), (np.zeros((1, 2), int), 2, np.exceptions.AxisError),
+])
+def test_take_along_axis_refuses_what_numpy_refuses(indices, axis, err):
+    with pytest.raises(err):
+        np.take_along_axis(np.ones((5, 5)), indices, axis)
+    with pytest.raises(err, match="take_along_axis|out of bounds"):
+        fnp.take_along_axis(np.ones((5, 5)), indices, axis)
