@@ -139,3 +139,29 @@ def test_take_along_axis_refuses_what_numpy_refuses(indices, axis, err):
         np.take_along_axis(np.ones((5, 5)), indices, axis)
     with pytest.raises(err, match="take_along_axis|out of bounds"):
         fnp.take_along_axis(np.ones((5, 5)), indices, axis)
+
+
+# ------------------------------------------------------------------------------------- diff
+@pytest.mark.parametrize("args, kw", [
+    ((0,), {"prepend": 0.0, "append": 1.0}),
+    ((0, 0), {"prepend": np.ones((1, 5)), "append": np.ones((2, 5))}),
+    ((1,), {"prepend": 0.0, "append": np.ones((5, 2))}),
+    ((2, 0), {"prepend": np.ones((1, 5))}),
+    ((3, -2), {}),
+])
+def test_diff_matches_numpy(args, kw):
+    x = np.arange(25.0).reshape(5, 5) ** 2
+    want = np.diff(x, *args, **kw)
+    assert np.array_equal(fnp.diff(x, *args, **kw), want)
+    assert np.array_equal(fnad.jit(lambda x: fnp.diff(x, *args, **kw))(x), want)
+    assert fnad.vmap(lambda x: fnp.diff(x, *args, **kw))(np.stack([x, x])).shape[1:] == want.shape
+
+
+def test_diff_order_zero_is_the_input_and_bad_orders_are_refused():
+    g = fnad.grad(lambda x: fnp.sum(fnp.diff(x, 0, prepend=0.0, append=2.0) ** 2))(np.ones(3))
+    assert np.array_equal(g, [2.0, 2.0, 2.0])
+    assert np.array_equal(fnp.diff([True, False, False]), np.diff([True, False, False]))
+    with pytest.raises(ValueError, match="non-negative"):
+        fnp.diff(np.ones(3), -1)
+    with pytest.raises(ValueError, match="at least one dimensional"):
+        fnp.diff(np.float64(2.0))
