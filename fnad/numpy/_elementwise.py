@@ -75,6 +75,7 @@ conj = wrap(np.conj)
 conjugate = conj
 angle = wrap(np.angle)
 copysign = wrap(np.copysign)
+nextafter = wrap(np.nextafter)
 
 
 _clip_p = wrap(lambda a, lo, hi: np.clip(a, lo, hi), "clip")
@@ -117,7 +118,6 @@ iscomplex = wrap_nondiff(np.iscomplex, "iscomplex")
 isreal = wrap_nondiff(np.isreal, "isreal")
 isneginf = wrap_nondiff(np.isneginf, "isneginf")
 isposinf = wrap_nondiff(np.isposinf, "isposinf")
-nextafter = wrap_nondiff(np.nextafter, "nextafter")
 spacing = wrap_nondiff(np.spacing, "spacing")
 round = wrap_nondiff(np.round, "round")
 around = round
@@ -349,6 +349,8 @@ _def_binary(arctan2,    lambda ans, y, x: _over_or_zero(x, x * x + y * y),
 _def_binary(mod,        lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.floor_divide(x, y))
 _def_binary(fmod,       lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.trunc(x / y))
 _def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda ans, x, y: 0.0)
+# nextafter(x, y) is x moved by one ulp: slope 1 in x (as PyTorch's), 0 in y
+_def_binary(nextafter,  lambda ans, x, y: 1.0, lambda ans, x, y: 0.0)
 
 
 # Ties share the gradient equally between both arguments, as PyTorch's maximum/minimum.

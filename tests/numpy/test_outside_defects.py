@@ -165,3 +165,16 @@ def test_diff_order_zero_is_the_input_and_bad_orders_are_refused():
         fnp.diff(np.ones(3), -1)
     with pytest.raises(ValueError, match="at least one dimensional"):
         fnp.diff(np.float64(2.0))
+
+
+# -------------------------------------------------------------------------------- nextafter
+def test_nextafter_has_slope_one_in_x_and_zero_in_y():
+    x, y = np.array([1.0, 2.0, -3.0]), np.array([2.0, 0.0, -3.0])
+    assert np.array_equal(fnp.nextafter(x, y), np.nextafter(x, y))
+    gx, gy = fnad.grad(lambda x, y: fnp.sum(fnp.nextafter(x, y) * 3.0), argnums=(0, 1))(x, y)
+    assert np.array_equal(gx, [3.0, 3.0, 3.0]) and np.array_equal(gy, [0.0, 0.0, 0.0])
+    _, t = fnad.jvp(fnp.nextafter, (x, y), (np.ones(3), np.ones(3)))
+    assert np.array_equal(t, [1.0, 1.0, 1.0])
+    assert float(fnad.grad(lambda x: fnp.nextafter(x, 2.0))(1.0)) == 1.0
+    gx = fnad.grad(lambda x: fnp.sum(fnp.nextafter(x, np.float32(0))))(np.ones(2, np.float32))
+    assert gx.dtype == np.float32
