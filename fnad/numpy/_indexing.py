@@ -295,7 +295,7 @@ def take_along_axis(arr, indices, axis=-1):
 argsort = wrap_nondiff(np.argsort, "argsort")
 argmax = wrap_nondiff(np.argmax, "argmax")
 argmin = wrap_nondiff(np.argmin, "argmin")
-nonzero = wrap_nondiff(np.nonzero, "nonzero")
+nonzero = wrap(np.nonzero, "nonzero", nondiff=True, multiple_results=True)  # one array per axis
 argwhere = wrap_nondiff(np.argwhere, "argwhere")
 flatnonzero = wrap_nondiff(np.flatnonzero, "flatnonzero")
 searchsorted = wrap_nondiff(np.searchsorted, "searchsorted")

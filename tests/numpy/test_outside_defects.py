@@ -178,3 +178,20 @@ def test_nextafter_has_slope_one_in_x_and_zero_in_y():
     assert float(fnad.grad(lambda x: fnp.nextafter(x, 2.0))(1.0)) == 1.0
     gx = fnad.grad(lambda x: fnp.sum(fnp.nextafter(x, np.float32(0))))(np.ones(2, np.float32))
     assert gx.dtype == np.float32
+
+
+# ------------------------------------------------------------------------------ vmap(nonzero)
+@pytest.mark.filterwarnings("ignore::fnad._batching.vmap.BatchingFallbackWarning")
+def test_vmap_nonzero_is_a_tuple_of_stacked_index_arrays():
+    x = np.array([[[1, 0, 1], [0, 1, 1]], [[0, 1, 1], [1, 0, 1]]])
+    got = fnad.vmap(fnp.nonzero)(x)
+    assert isinstance(got, tuple) and len(got) == 2
+    for k in range(2):
+        assert np.array_equal(got[k], np.stack([np.nonzero(e)[k] for e in x]))
+    got = fnad.vmap(fnp.nonzero)(x[0])
+    assert isinstance(got, tuple) and np.array_equal(got[0], [[0, 2], [1, 2]])
+    f = fnad.vmap(lambda v: fnp.sum(v[fnp.nonzero(v > 0.5)] ** 2))
+    assert np.array_equal(fnad.grad(lambda v: fnp.sum(f(v)))(np.array([[0.2, 1.0, 3.0]])),
+                          [[0.0, 2.0, 6.0]])
+    with pytest.raises(ValueError, match="'nonzero' gives results of different shapes"):
+        fnad.vmap(fnp.nonzero)(np.array([[1, 0, 1], [0, 0, 1]]))
