@@ -195,3 +195,13 @@ def test_vmap_nonzero_is_a_tuple_of_stacked_index_arrays():
                           [[0.0, 2.0, 6.0]])
     with pytest.raises(ValueError, match="'nonzero' gives results of different shapes"):
         fnad.vmap(fnp.nonzero)(np.array([[1, 0, 1], [0, 0, 1]]))
+
+
+# ------------------------------------------------------------------------------------ crashes
+@pytest.mark.parametrize("name", ["allclose", "array_equal"])
+def test_jit_of_functions_returning_python_bools(name):
+    f = getattr(fnp, name)
+    x = np.ones(3)
+    for y in (x, x + 1.0):
+        assert fnad.jit(f)(x, y) == getattr(np, name)(x, y)
+    assert bool(fnad.jit(lambda x: f(x, x) & fnp.all(x > 0))(x))
