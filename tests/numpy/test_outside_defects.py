@@ -205,3 +205,17 @@ def test_jit_of_functions_returning_python_bools(name):
     for y in (x, x + 1.0):
         assert fnad.jit(f)(x, y) == getattr(np, name)(x, y)
     assert bool(fnad.jit(lambda x: f(x, x) & fnp.all(x > 0))(x))
+
+
+def test_transpose_with_negative_axes_differentiates():
+    rng = np.random.default_rng(0)
+    x, w = rng.random((2, 3, 4, 5)), rng.random((2, 4, 5, 3))
+
+    def f(x):
+        return fnp.sum(fnp.transpose(x, (0, -2, -1, 1)) * w)
+    assert np.allclose(fnad.grad(f)(x), w.transpose(0, 3, 1, 2))
+    assert np.allclose(fnad.jit(fnad.grad(f))(x), w.transpose(0, 3, 1, 2))
+    fnad.test_util.check_grads(lambda x: fnp.transpose(x, (-1, 0, -2)), (x[0],), order=2)
+    w0 = rng.random((5, 3, 4))
+    g = fnad.vmap(fnad.grad(lambda x: fnp.sum(fnp.transpose(x, (-1, 0, -2)) * w0)))(x)
+    assert np.allclose(g, np.broadcast_to(w0.transpose(1, 2, 0), x.shape))
