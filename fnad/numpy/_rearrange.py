@@ -210,7 +210,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         parts += [_edge(e, a, axis) for e in (append,) if e is not None]
         a = fnp.concatenate(parts, axis=axis)
     pre = (slice(None),) * axis
-    op = fnp.not_equal if dtype_of(a) == bool else fnp.subtract
+    op = fnp.not_equal if dtype_of(a).kind == "b" else fnp.subtract
     for _ in range(n):
         a = op(fnp.getitem(a, pre + (slice(1, None),)), fnp.getitem(a, pre + (slice(None, -1),)))
     return a
