@@ -219,3 +219,19 @@ def test_transpose_with_negative_axes_differentiates():
     w0 = rng.random((5, 3, 4))
     g = fnad.vmap(fnad.grad(lambda x: fnp.sum(fnp.transpose(x, (-1, 0, -2)) * w0)))(x)
     assert np.allclose(g, np.broadcast_to(w0.transpose(1, 2, 0), x.shape))
+
+
+_CX = np.array([1 + np.inf * 1j, np.inf + 1j, complex(-0.0, -0.0), complex(-0.0, 1.0), 2 - 3j])
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning",
+                            "ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize("c", [1, 1.0, np.complex128(1), 0, 0.0, -0.0, np.complex128(0),
+                               np.complex128(complex(-0.0, -0.0))], ids=repr)
+@pytest.mark.parametrize("op", ["multiply", "divide", "power", "add", "subtract"])
+def test_jit_complex_identity_rules_keep_every_bit(op, c):
+    # jit's simplify dropped `x / 1` on complex x by calling signbit on a complex constant (a
+    # TypeError); complex x * 1, x / 1, x ** 1 and x + -0.0 are not x bit for bit
+    def f(x):
+        return getattr(fnp, op)(x, c)
+    assert np.asarray(fnad.jit(f)(_CX)).tobytes() == f(_CX).tobytes()
