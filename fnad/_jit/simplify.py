@@ -6,6 +6,7 @@ by a smaller one, only where the result keeps its shape, dtype and every bit:
   - `x - 0`, `x + -0.0`, and `x + 0` for integer and bool x -> x
     (`x + 0.0` on floats is kept: -0.0 + 0.0 is +0.0, not -0.0)
   - `x / 1`, `x ** 1` -> x
+  (on complex results only `x - (0+0j)` and `x + (-0-0j)`: the others change infinite parts)
   - `negative(negative(x))` -> x
   - `astype(x, dtype)` with x already of that dtype -> x
   - an array constant whose elements are all equal, in an elementwise op whose other
