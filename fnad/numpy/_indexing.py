@@ -13,7 +13,7 @@ from .._batching.vmap import index_dispatch, unbatched_value
 from .._core.tracer import Tracer, getval
 from ._indexing_batch import gather_transpose_batch, getitem_batch, update_batch
 from ._scatter import is_basic as is_basic, is_unique as _is_unique, scatter_add
-from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
+from ._util import check_axis, dtype_of, ndim, shape, unbroadcast, wrap, wrap_nondiff
 
 
 def normalize_index(idx):
@@ -278,9 +278,7 @@ def take_along_axis(arr, indices, axis=-1):
         raise ValueError(f"take_along_axis: `indices` and `arr` must have the same number of "
                          f"dimensions, got shapes {shape(indices)} and {shape(arr)}; add axes "
                          "of length 1 to `indices` (they broadcast).")
-    if not -nd <= axis < nd:
-        raise np.exceptions.AxisError(axis, nd)
-    axis %= nd
+    axis = check_axis(axis, nd)
     idx = []
     for d, n in enumerate(shape(arr)):  # arr's axes, broadcast against indices' (as NumPy)
         if d == axis:
@@ -319,6 +317,7 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
     """
     if axis is None:
         return sort(fnp.ravel(a), axis=-1, kind=kind)
+    check_axis(axis, ndim(a))  # NumPy's error for a 0-d `a` (whose argsort takes axis 0)
     return take_along_axis(a, argsort(a, axis=axis, kind="stable"), axis)
 
 
@@ -337,6 +336,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
         raise ValueError(f"fnad.numpy.partition: kind={kind!r}; NumPy has only 'introselect'.")
     if axis is None:
         return partition(fnp.ravel(a), kth, axis=-1)
+    check_axis(axis, ndim(a))
     return take_along_axis(a, argpartition(a, kth, axis=axis), axis)  # no kind: CuPy has none
 
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.tracer import Tracer, getval
-from ._util import as_input, const_of, dtype_of, maybe_any, ndim, norm_axes, shape, values_hidden
+from ._util import (as_input, check_axes, const_of, dtype_of, maybe_any, ndim, norm_axes, shape,
+                    values_hidden)
 
 
 def _no_out(fname, out):
@@ -171,7 +172,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         return np.median(a, axis=axis, keepdims=keepdims)
     a = _float(fnp.asarray(a) if not hasattr(a, "shape") else a)
     nd = ndim(a)
-    axes = norm_axes(axis, nd)
+    axes = check_axes(axis, nd)
     kept = [i for i in range(nd) if i not in axes]
     moved = fnp.transpose(a, kept + list(axes))
     flat = fnp.reshape(moved, tuple(shape(a)[i] for i in kept) + (-1,))

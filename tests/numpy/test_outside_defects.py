@@ -235,3 +235,55 @@ def test_jit_complex_identity_rules_keep_every_bit(op, c):
     def f(x):
         return getattr(fnp, op)(x, c)
     assert np.asarray(fnad.jit(f)(_CX)).tobytes() == f(_CX).tobytes()
+
+
+# ------------------------------------------------- axes of 0-d arrays, and axes out of range
+# NumPy's ufunc reductions (sum, prod, max, any, cumsum, ...) take axis 0 or -1 of a 0-d array
+# as no axis; mean, var, median, sort, flip refuse it. fnad gives NumPy's value or NumPy's error
+# type on every path: eager, jit, grad and vmap (per example).
+_ZERO_D = ["sum", "prod", "max", "min", "mean", "var", "std", "median", "argmax", "any", "all",
+           "cumsum", "cumprod", "nansum", "nanmean", "ptp", "sort", "argsort", "flip"]
+
+
+def _outcome(f):
+    try:
+        return "ok", np.asarray(f())
+    except Exception as e:  # the error type is what is compared
+        return "error", type(e)
+
+
+def _check_like_numpy(name, x, axis, batch):
+    want = _outcome(lambda: getattr(np, name)(x, axis=axis))
+    f = getattr(fnp, name)
+    got = {"eager": _outcome(lambda: f(x, axis=axis)),
+           "jit": _outcome(lambda: fnad.jit(lambda v: f(v, axis=axis))(x)),
+           "vmap": _outcome(lambda: fnad.vmap(lambda v: f(v, axis=axis))(batch)[0])}
+    if want[0] == "ok" and want[1].dtype.kind == "f":
+        got["grad"] = _outcome(lambda: fnad.grad(lambda v: fnp.sum(f(v, axis=axis)))(x))
+        want_grad = ("ok", np.ones_like(x) if name not in ("var", "std", "ptp") else 0 * x)
+    for path, res in got.items():
+        ref = want_grad if path == "grad" else want
+        assert res[0] == ref[0], (path, res, ref)
+        if ref[0] == "error":
+            assert issubclass(res[1], ref[1]), (path, res, ref)
+        else:
+            assert res[1].shape == ref[1].shape and np.allclose(res[1], ref[1]), (path, res, ref)
+
+
+@pytest.mark.filterwarnings("ignore::fnad._batching.vmap.BatchingFallbackWarning")
+@pytest.mark.parametrize("axis", [0, -1, 1, (0,), ()], ids=repr)
+@pytest.mark.parametrize("name", _ZERO_D)
+def test_axes_of_0d_arrays_like_numpy(name, axis):
+    if name in ("argmax", "sort", "argsort") and isinstance(axis, tuple):
+        pytest.skip("NumPy takes one int axis there")
+    _check_like_numpy(name, np.float64(3.0), axis, np.array([3.0, 3.0]))
+
+
+@pytest.mark.parametrize("axis", [2, -3, (0, 2), 1.0], ids=repr)
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "mean", "var", "argmax", "any",
+                                  "cumsum", "median", "sort", "flip", "nansum", "ptp"])
+def test_axes_out_of_range_are_refused_like_numpy(name, axis):
+    if isinstance(axis, tuple) and name in ("argmax", "cumsum", "sort"):
+        pytest.skip("NumPy takes one int axis there")
+    x = np.arange(6.0).reshape(2, 3)
+    _check_like_numpy(name, x, axis, np.stack([x, x]))
