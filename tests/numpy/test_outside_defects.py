@@ -287,3 +287,20 @@ def test_axes_out_of_range_are_refused_like_numpy(name, axis):
         pytest.skip("NumPy takes one int axis there")
     x = np.arange(6.0).reshape(2, 3)
     _check_like_numpy(name, x, axis, np.stack([x, x]))
+
+
+# ------------------------------------------------------------------ x[idx] = v on a tracer
+@pytest.mark.parametrize("transform", [fnad.grad, fnad.jit, fnad.vmap], ids=lambda t: t.__name__)
+def test_item_assignment_on_a_tracer_names_the_functional_update(transform):
+    def f(x):
+        x[0] = 0.0
+        return fnp.sum(x)
+
+    def g(x):
+        x[1:, ..., ::2, None, np.array([0])] = 0.0
+        return fnp.sum(x)
+    with pytest.raises(TypeError, match=r"does not support item assignment.*x = "
+                                        r"fnp\.at\(x\)\[0\]\.set\(v\)"):
+        transform(f)(np.ones((3, 3)))
+    with pytest.raises(TypeError, match=r"fnp\.at\(x\)\[1:, \.\.\., ::2, None, idx\]\.set"):
+        transform(g)(np.ones((3, 3)))
