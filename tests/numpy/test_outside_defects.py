@@ -304,3 +304,21 @@ def test_item_assignment_on_a_tracer_names_the_functional_update(transform):
         transform(f)(np.ones((3, 3)))
     with pytest.raises(TypeError, match=r"fnp\.at\(x\)\[1:, \.\.\., ::2, None, idx\]\.set"):
         transform(g)(np.ones((3, 3)))
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1, (0,), (), 1], ids=repr)
+@pytest.mark.parametrize("kw", [{}, {"keepdims": True}, {"b": 2.0}], ids=repr)
+def test_logsumexp_of_0d_like_scipy(axis, kw):
+    import scipy.special
+    x = np.float64(3.0)
+    try:
+        want = scipy.special.logsumexp(x, axis=axis, **kw)
+    except np.exceptions.AxisError:
+        with pytest.raises(np.exceptions.AxisError):
+            fnp.logsumexp(x, axis=axis, **kw)
+        return
+    for got in (fnp.logsumexp(x, axis=axis, **kw),
+                fnad.jit(lambda v: fnp.logsumexp(v, axis=axis, **kw))(x)):
+        assert np.shape(got) == np.shape(want) and np.allclose(got, want)
+    g = fnad.grad(lambda v: fnp.sum(fnp.logsumexp(v, axis=axis, **kw)))(x)
+    assert float(g) == pytest.approx(1.0)
