@@ -122,8 +122,8 @@ def _vjp_index_set_v(g, ans, x, idx, v):
     # assignment, of each writer's number, so they are the forward's winners.
     gv = getitem(g, idx)
     if not _is_unique(idx):
-        ids = fnp.reshape(fnp.arange(int(np.prod(shape(gv)))), shape(gv))
-        won = getitem(index_set(fnp.full(shape(x), -1, dtype=ids.dtype), idx, ids), idx) == ids
+        ids = array_module(getval(g)).arange(int(np.prod(shape(gv)))).reshape(shape(gv))
+        won = getitem(index_set(fnp.full_like(g, -1, dtype=ids.dtype), idx, ids), idx) == ids
         gv = fnp.where(won, gv, fnp.zeros_like(gv, shape=()))
     return unbroadcast(gv, shape(v))
 
