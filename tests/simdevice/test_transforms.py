@@ -215,4 +215,4 @@ def test_at_set_repeated_index_gradient_stays_on_the_device():
     def f(x, v, w):
         return fnp.sum(fnp.at(x)[:, [0, 3, 3]].set(v) * w)
     for t in (fnad.grad(f, argnums=1), fnad.jit(fnad.grad(f, argnums=1))):
-        _same(t(*args), [[0.0, 0.0, 3.0], [5, 0, 8]])
+        _same(t(*args), np.array([[0.0, 0.0, 3.0], [5, 0, 8]]))
