@@ -99,8 +99,14 @@ def keep_batch(prim):
 
 
 def _shift_axis(axis, nd):
+    """An example's `axis` as the batched array's (the batch axis first), with NumPy's errors
+    for an axis out of an example's range or not an integer (never wrapped around)."""
     if isinstance(axis, (tuple, list)):
-        return tuple(int(a) % nd + 1 for a in axis)
+        return tuple(_shift_axis(a, nd) for a in axis)
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
+    if not -nd <= axis < nd:
+        raise np.exceptions.AxisError(int(axis), nd)
     return int(axis) % nd + 1
 
 

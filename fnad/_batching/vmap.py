@@ -259,8 +259,18 @@ def batch_by_loop(prim, vals, dims, kwargs, size):
             for i in range(size)]
     if prim.multiple_results:
         n = len(outs[0]) if outs else 0
-        return tuple(stack([o[k] for o in outs]) for k in range(n)), (0,) * n
-    return stack(outs), 0
+        return tuple(_stack_examples(prim, [o[k] for o in outs]) for k in range(n)), (0,) * n
+    return _stack_examples(prim, outs), 0
+
+
+def _stack_examples(prim, parts):
+    shapes = {tuple(np.shape(p)) for p in parts}
+    if len(shapes) > 1:
+        raise ValueError(f"vmap: primitive '{prim.name}' gives results of different shapes for "
+                         f"different examples ({', '.join(map(str, sorted(shapes)))}), and a "
+                         "vmapped result has one shape; call it per example in a Python loop, "
+                         "or use a fixed-size form.")
+    return stack(parts)
 
 
 # ----------------------------------------------------------------------------- vmap

@@ -66,6 +66,12 @@ class _Writer:
         return parts
 
 
+def _fresh(x):
+    """A copy of an output array; a Python scalar (allclose's bool, say) is immutable and
+    is handed out as it is."""
+    return x.copy(order="K") if hasattr(x, "copy") else x
+
+
 def source_of(graph, inplace=True, reference=None):
     """The generated source and its namespace: (text, namespace). `reference`: the
     unoptimised program `graph` was made from (default `graph` itself), whose outputs say
@@ -114,7 +120,8 @@ def source_of(graph, inplace=True, reference=None):
         if dead:
             lines.append(f"    del {', '.join(dead)}")
     copies = output_copies(graph, reference)
-    ret = ", ".join(w.atom(v, var_name) + (".copy(order=\"K\")" if k in copies else "")
+    fresh = w.const(_fresh, "f") if copies else None
+    ret = ", ".join(f"{fresh}({w.atom(v, var_name)})" if k in copies else w.atom(v, var_name)
                     for k, v in enumerate(graph.outvars))
     lines.append(f"    return [{ret}]")
     if arena:  # the program's own buffers: one arena per running call (fnad/_jit/arena.py)

@@ -6,6 +6,7 @@ by a smaller one, only where the result keeps its shape, dtype and every bit:
   - `x - 0`, `x + -0.0`, and `x + 0` for integer and bool x -> x
     (`x + 0.0` on floats is kept: -0.0 + 0.0 is +0.0, not -0.0)
   - `x / 1`, `x ** 1` -> x
+  (on complex results only `x - (0+0j)` and `x + (-0-0j)`: the others change infinite parts)
   - `negative(negative(x))` -> x
   - `astype(x, dtype)` with x already of that dtype, `copy(x)`, `positive(x)` -> x (an
     output that then shares an input's buffer is copied again by `output_copies`)
@@ -25,7 +26,9 @@ __all__ = ["simplify"]
 def _is_value(a, v, dtype):
     """Whether the constant `a` is the number `v` everywhere (for floats: with v's sign),
     with a dtype that changes nothing."""
-    float_like = dtype.kind in "fc"
+    if dtype.kind == "c":
+        return _is_complex_value(a, v, dtype)
+    float_like = dtype.kind == "f"
     if type(a) in (bool, int, float):
         return a == v and (not float_like or np.signbit(float(a)) == np.signbit(v))
     if type(a) is np.ndarray or isinstance(a, np.generic):
@@ -35,6 +38,21 @@ def _is_value(a, v, dtype):
         return bool(np.all(b == v)) and (not float_like or
                                          bool(np.all(np.signbit(b) == np.signbit(v))))
     return False
+
+
+def _is_complex_value(a, v, dtype):
+    """For a complex result: whether both parts of `a` are `v` with v's sign. Only then does
+    the rule keep every bit: x - (0+0j) and x + (-0-0j) are x, but complex x * 1, x / 1 and
+    x ** 1 are not (infinite parts give NaN, and -0.0 parts may turn +0.0), and as no 1
+    has an imaginary part of 1 they never apply."""
+    if type(a) in (bool, int, float, complex):
+        parts = (complex(a).real, complex(a).imag)
+    elif (type(a) is np.ndarray or isinstance(a, np.generic)) and a.dtype == dtype and a.size:
+        parts = (np.real(a), np.imag(a))
+    else:
+        return False
+    return all(bool(np.all(p == v)) and bool(np.all(np.signbit(p) == np.signbit(v)))
+               for p in parts)
 
 
 def _same(x, out):

@@ -75,6 +75,7 @@ conj = wrap(np.conj)
 conjugate = conj
 angle = wrap(np.angle)
 copysign = wrap(np.copysign)
+nextafter = wrap(np.nextafter)
 
 
 _clip_p = wrap(lambda a, lo, hi: np.clip(a, lo, hi), "clip")
@@ -117,7 +118,6 @@ iscomplex = wrap_nondiff(np.iscomplex, "iscomplex")
 isreal = wrap_nondiff(np.isreal, "isreal")
 isneginf = wrap_nondiff(np.isneginf, "isneginf")
 isposinf = wrap_nondiff(np.isposinf, "isposinf")
-nextafter = wrap_nondiff(np.nextafter, "nextafter")
 spacing = wrap_nondiff(np.spacing, "spacing")
 round = wrap_nondiff(np.round, "round")
 around = round
@@ -349,6 +349,8 @@ _def_binary(arctan2,    lambda ans, y, x: _over_or_zero(x, x * x + y * y),
 _def_binary(mod,        lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.floor_divide(x, y))
 _def_binary(fmod,       lambda ans, x, y: 1.0, lambda ans, x, y: -fnp.trunc(x / y))
 _def_binary(copysign,   lambda ans, x, y: fnp.sign(x) * fnp.sign(ans), lambda ans, x, y: 0.0)
+# nextafter(x, y) is x moved by one ulp: slope 1 in x (as PyTorch's), 0 in y
+_def_binary(nextafter,  lambda ans, x, y: 1.0, lambda ans, x, y: 0.0)
 
 
 # Ties share the gradient equally between both arguments, as PyTorch's maximum/minimum.
@@ -388,12 +390,13 @@ defjvp(_where_p, None,
        lambda t, ans, c, x, y: _bcast(_where0(~fnp.asarray(c, dtype=bool), t), ans))
 
 
-# clip(a, a_min, a_max): inside the closed interval the gradient flows to `a` (PyTorch's
-# clamp); below it to a_min, above it to a_max (a_max wins where a_min > a_max, as NumPy).
+# clip(a, a_min, a_max) is min(max(a, a_min), a_max): inside the closed interval the gradient
+# flows to `a` (PyTorch's clamp); below it to a_min, above it to a_max. Where a_min > a_max the
+# result is a_max whatever `a` is, so the gradient is a_max's (NumPy's value, PyTorch's gradient).
 def _clip_masks(a, lo, hi):
     none = fnp.zeros_like(a, dtype=bool)
     below = none if lo is None else fnp.less(a, lo)
-    above = none if hi is None else fnp.greater(a, hi)
+    above = none if hi is None else fnp.greater(a if lo is None else fnp.maximum(a, lo), hi)
     return ~(below | above), below & ~above, above
 
 

@@ -13,7 +13,7 @@ from .._batching.vmap import index_dispatch, unbatched_value
 from .._core.tracer import Tracer, getval
 from ._indexing_batch import gather_transpose_batch, getitem_batch, update_batch
 from ._scatter import is_basic as is_basic, is_unique as _is_unique, scatter_add
-from ._util import dtype_of, shape, unbroadcast, wrap, wrap_nondiff
+from ._util import check_axis, dtype_of, ndim, shape, unbroadcast, wrap, wrap_nondiff
 
 
 def normalize_index(idx):
@@ -116,9 +116,20 @@ defvjp(index_add, lambda g, ans, x, idx, v: g,
 defjvp(index_add, lambda t, ans, x, idx, v: t,
        None,
        lambda t, ans, x, idx, v: index_add(_zeros_for(x, t), idx, t))
+def _vjp_index_set_v(g, ans, x, idx, v):
+    # a position named twice keeps one writer (the last, as NumPy's assignment): only that
+    # writer's entry of v gets the position's cotangent. The winners are found by the same
+    # assignment, of each writer's number, so they are the forward's winners.
+    gv = getitem(g, idx)
+    if not _is_unique(idx):
+        ids = array_module(getval(g)).arange(int(np.prod(shape(gv)))).reshape(shape(gv))
+        won = getitem(index_set(fnp.full_like(g, -1, dtype=ids.dtype), idx, ids), idx) == ids
+        gv = fnp.where(won, gv, fnp.zeros_like(gv, shape=()))
+    return unbroadcast(gv, shape(v))
+
+
 defvjp(index_set, lambda g, ans, x, idx, v: index_set(g, idx, fnp.zeros_like(g, shape=())),
-       None,
-       lambda g, ans, x, idx, v: unbroadcast(getitem(g, idx), shape(v)))
+       None, _vjp_index_set_v)
 defjvp(index_set, lambda t, ans, x, idx, v: index_set(t, idx, fnp.zeros_like(t, shape=())),
        None,
        lambda t, ans, x, idx, v: index_set(_zeros_for(x, t), idx, t))
@@ -244,28 +255,45 @@ def take(a, indices, axis=None, out=None, mode=None):
     return getitem(a, (slice(None),) * axis + normalize_index(indices))
 
 
-def take_along_axis(arr, indices, axis):
-    """Pick values from `arr` by matching 1-D slices of `indices` along `axis`."""
+def take_along_axis(arr, indices, axis=-1):
+    """Pick values from `arr` by matching 1-D slices of `indices` along `axis`; the other
+    axes of `arr` and `indices` broadcast against each other, as NumPy's.
+
+    Example:
+      fnp.take_along_axis(x, fnp.argsort(x, axis=1), axis=1)   # x sorted along axis 1
+    """
     indices = unbatched_value(indices)
+    if not hasattr(indices, "dtype"):
+        indices = np.asarray(indices)
+    if dtype_of(indices).kind not in "iu":
+        raise IndexError(f"take_along_axis: `indices` must be an integer array, got dtype "
+                         f"{dtype_of(indices)}; cast with .astype(int).")
     if axis is None:
+        if len(shape(indices)) != 1:
+            raise ValueError(f"take_along_axis: when axis=None, `indices` must have a single "
+                             f"dimension, got shape {shape(indices)}.")
         return getitem(fnp.ravel(arr), (indices,))
     nd = len(shape(arr))
-    axis = axis % nd
+    if len(shape(indices)) != nd:
+        raise ValueError(f"take_along_axis: `indices` and `arr` must have the same number of "
+                         f"dimensions, got shapes {shape(indices)} and {shape(arr)}; add axes "
+                         "of length 1 to `indices` (they broadcast).")
+    axis = check_axis(axis, nd)
     idx = []
-    for d in range(nd):
+    for d, n in enumerate(shape(arr)):  # arr's axes, broadcast against indices' (as NumPy)
         if d == axis:
             idx.append(indices)
         else:
             s = [1] * nd
-            s[d] = shape(indices)[d]
-            idx.append(array_module(arr).arange(shape(indices)[d]).reshape(s))  # arr's device
+            s[d] = n
+            idx.append(array_module(arr).arange(n).reshape(s))  # on arr's device
     return getitem(arr, tuple(idx))
 
 
 argsort = wrap_nondiff(np.argsort, "argsort")
 argmax = wrap_nondiff(np.argmax, "argmax")
 argmin = wrap_nondiff(np.argmin, "argmin")
-nonzero = wrap_nondiff(np.nonzero, "nonzero")
+nonzero = wrap(np.nonzero, "nonzero", nondiff=True, multiple_results=True)  # one array per axis
 argwhere = wrap_nondiff(np.argwhere, "argwhere")
 flatnonzero = wrap_nondiff(np.flatnonzero, "flatnonzero")
 searchsorted = wrap_nondiff(np.searchsorted, "searchsorted")
@@ -289,6 +317,7 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
     """
     if axis is None:
         return sort(fnp.ravel(a), axis=-1, kind=kind)
+    check_axis(axis, ndim(a))  # NumPy's error for a 0-d `a` (whose argsort takes axis 0)
     return take_along_axis(a, argsort(a, axis=axis, kind="stable"), axis)
 
 
@@ -307,6 +336,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
         raise ValueError(f"fnad.numpy.partition: kind={kind!r}; NumPy has only 'introselect'.")
     if axis is None:
         return partition(fnp.ravel(a), kth, axis=-1)
+    check_axis(axis, ndim(a))
     return take_along_axis(a, argpartition(a, kth, axis=axis), axis)  # no kind: CuPy has none
 
 

@@ -85,6 +85,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
       fnad.numpy.logsumexp(np.array([1e4, 1e4]))   # 1e4 + log(2)
     """
     a, axis = _arr(a), _axis_arg(axis)
+    if not shape(a):  # SciPy takes a 0-d `a` as a 1-element 1-d one (axis 0 or -1 works)
+        a = fnp.reshape(a, (1,))
     if b is None and not return_sign:
         return _lse_p(a, axis, keepdims)
     b = fnp.ones_like(a) if b is None else _arr(b)

@@ -29,6 +29,31 @@ def _no_at(s):
         "(also .add(v), .multiply(v)), which works on traced and plain arrays alike.")
 
 
+def _index_text(idx):
+    """`idx` as it would be written inside x[...], arrays shown as `idx`."""
+    def one(i):
+        if isinstance(i, slice):
+            text = ":".join("" if b is None else str(b) for b in (i.start, i.stop))
+            return text + ("" if i.step is None else f":{i.step}")
+        if i is Ellipsis:
+            return "..."
+        if i is None or isinstance(i, (int, np.integer)):
+            return repr(i if i is None else int(i))
+        return "idx"
+    return ", ".join(one(i) for i in (idx if isinstance(idx, tuple) else (idx,)))
+
+
+def _setitem(s, idx, v):
+    """In-place assignment would lose the derivative (and the trace): refused, naming the
+    functional update that does it."""
+    where = _index_text(idx)
+    raise TypeError(
+        f"'{type(s).__name__}' object does not support item assignment: a traced array is "
+        f"immutable, so x[{where}] = v cannot be recorded. Write x = fnp.at(x)[{where}].set(v) "
+        "instead (fnp is fnad.numpy; also .add(v), .multiply(v)): it returns the updated "
+        "array and differentiates in x and v.")
+
+
 _PROPERTIES = {
     "T": lambda s: fnp.transpose(s),
     "mT": lambda s: fnp.swapaxes(s, -1, -2),
@@ -111,6 +136,7 @@ _METHODS = {
     "__gt__": _operator(np.greater),
     "__ge__": _operator(np.greater_equal),
     "__getitem__": lambda s, idx: getitem(s, normalize_index(idx)),
+    "__setitem__": _setitem,
     "__iter__": _iter,
     "reshape": lambda s, *shape, order="C": fnp.reshape(s, _shape_args(shape), order),
     "transpose": lambda s, *axes: fnp.transpose(s, _shape_args(axes) if axes else None),

@@ -14,12 +14,12 @@ from .._core.tracer import getval
 from .._batching.families import fallback, only_first, to_front
 from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
 from ._pad_modes import VALUE_MODES, pad_values
-from ._util import dtype_of, is_staged, ndim, norm_axes, shape, wrap
+from ._util import as_input, check_axes, check_axis, dtype_of, is_staged, ndim, shape, wrap
 
 
 def flip(m, axis=None):
     """Reverse the order of elements along `axis` (all axes when None)."""
-    axes = norm_axes(axis, ndim(m))
+    axes = check_axes(axis, ndim(m))
     idx = tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(ndim(m)))
     return fnp.getitem(m, idx)
 
@@ -188,15 +188,29 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
-    """n-th discrete difference along `axis`."""
+    """n-th discrete difference along `axis` (NumPy's: n=0 gives `a` itself, prepend and
+    append ignored; booleans differ by `!=`).
+
+    Example:
+      fnp.diff(x, axis=0, prepend=0.0)
+    """
+    a = as_input(a)
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError(f"diff: order must be non-negative but got {n!r}.")
+    if ndim(a) == 0:
+        raise ValueError("diff requires input that is at least one dimensional; got a 0-d "
+                         "array.")
+    axis = check_axis(axis, ndim(a))
     if prepend is not None or append is not None:
         parts = [_edge(e, a, axis) for e in (prepend,) if e is not None] + [a]
         parts += [_edge(e, a, axis) for e in (append,) if e is not None]
         a = fnp.concatenate(parts, axis=axis)
-    axis = axis % ndim(a)
     pre = (slice(None),) * axis
+    op = fnp.not_equal if dtype_of(a).kind == "b" else fnp.subtract
     for _ in range(n):
-        a = fnp.getitem(a, pre + (slice(1, None),)) - fnp.getitem(a, pre + (slice(None, -1),))
+        a = op(fnp.getitem(a, pre + (slice(1, None),)), fnp.getitem(a, pre + (slice(None, -1),)))
     return a
 
 

@@ -7,7 +7,6 @@ forms the products of the others from exclusive cumulative products, and cumprod
 solve their linear recurrence by products and sums only.
 """
 
-import builtins
 import functools
 
 import numpy as np
@@ -18,7 +17,8 @@ from .._core.tracer import Tracer, getval
 from .._core.abstract import dtype_rule, reduction_rule
 from .._batching.families import axis_batch
 from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp, defjvp_linear, defvjp
-from ._util import accepts_sequences, as_input, dtype_of, ndim, norm_axes, shape, wrap
+from ._util import accepts_sequences, as_input, check_axes, check_axis, dtype_of, ndim, norm_axes
+from ._util import shape, wrap
 from ._util import values_hidden, wrap_nondiff
 
 
@@ -103,7 +103,9 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
         a = fnp.asarray(a, dtype=np.result_type(dtype_of(a), np.int_))
     if where is not None:
         a = fnp.where(where, a, fnp.ones_like(a))
-    axis = None if axis is None else norm_axes(axis, ndim(a))
+    if ndim(a) == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+        axis = ()  # NumPy's reductions take axis 0 or -1 of a 0-d array as no axis
+    axis = None if axis is None else check_axes(axis, ndim(a))
     res = _prod_p(a, axis=axis, keepdims=bool(keepdims))
     return res if initial is None else res * initial
 
@@ -117,7 +119,9 @@ def _cumulative(prim, a, axis, dtype, out):
         a = fnp.astype(a, dtype, copy=False)
     if axis is None:
         a, axis = fnp.ravel(a), 0
-    return prim(a, axis % builtins.max(ndim(a), 1))
+    elif ndim(a) == 0:  # NumPy takes axis 0 or -1 of a 0-d array as that of a 1-element one
+        a, axis = fnp.reshape(a, (1,)), check_axis(axis, 1)
+    return prim(a, check_axis(axis, ndim(a)))
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -189,8 +193,9 @@ def _vjp_mean(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, where=
     x_shape = shape(x)
     if where is None:
         n = int(np.prod([x_shape[a] for a in norm_axes(axis, len(x_shape))]))
-    else:  # the count of selected elements in each reduced slice
-        n = fnp.sum(fnp.broadcast_to(where, x_shape), axis=axis, keepdims=True)
+    else:  # the count of selected elements in each reduced slice; a slice with none selected
+        # has no derivative (its elements are all masked), so its count is taken as 1, not 0/0
+        n = fnp.maximum(fnp.sum(fnp.broadcast_to(where, x_shape), axis=axis, keepdims=True), 1)
     return _vjp_sum(g, ans, x, axis, keepdims=keepdims, where=where) / n
 
 

@@ -146,7 +146,7 @@ defvjp(_reshape_p, lambda g, ans, a, newshape, order="C": fnp.reshape(g, shape(a
 defjvp_linear(_reshape_p)
 defbatch(_reshape_p, _batch_reshape)
 defvjp(_transpose_p, lambda g, ans, a, axes=None: fnp.transpose(
-    g, None if axes is None else tuple(np.argsort(axes))))
+    g, None if axes is None else tuple(np.argsort([x % len(axes) for x in axes]))))
 defjvp_linear(_transpose_p)
 defbatch(_transpose_p, _batch_transpose)
 defvjp(broadcast_to, lambda g, ans, a, shape_, **k: unbroadcast(g, shape(a)))

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.tracer import Tracer, getval
-from ._util import as_input, const_of, dtype_of, maybe_any, ndim, norm_axes, shape, values_hidden
+from ._util import (as_input, check_axes, const_of, dtype_of, maybe_any, ndim, norm_axes, shape,
+                    values_hidden)
 
 
 def _no_out(fname, out):
@@ -41,12 +42,15 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         m = fnp.mean(a, axis=axis, keepdims=True, where=where) if mean is None else mean
         d = fnp.where(where, a - m, fnp.zeros_like(a))
         n = fnp.sum(fnp.broadcast_to(where, shape(a)), axis=axis, keepdims=keepdims)
-        return fnp.sum(d * d, axis=axis, keepdims=keepdims) / fnp.maximum(n - ddof, 0)
+        return fnp.sum(_abs2(d), axis=axis, keepdims=keepdims) / fnp.maximum(n - ddof, 0)
     m = fnp.mean(a, axis=axis, keepdims=True) if mean is None else mean
-    d = a - m
     n = _count(a, axis)
-    sq = fnp.real(d * fnp.conj(d)) if dtype_of(d).kind == "c" else d * d  # NumPy: |d|^2
-    return fnp.sum(sq, axis=axis, keepdims=keepdims) / builtin_max(n - ddof, 0)
+    return fnp.sum(_abs2(a - m), axis=axis, keepdims=keepdims) / builtin_max(n - ddof, 0)
+
+
+def _abs2(d):
+    """|d|^2, real for complex d (NumPy's var of complex input is real)."""
+    return fnp.real(d * fnp.conj(d)) if dtype_of(d).kind == "c" else d * d
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
@@ -168,7 +172,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         return np.median(a, axis=axis, keepdims=keepdims)
     a = _float(fnp.asarray(a) if not hasattr(a, "shape") else a)
     nd = ndim(a)
-    axes = norm_axes(axis, nd)
+    axes = check_axes(axis, nd)
     kept = [i for i in range(nd) if i not in axes]
     moved = fnp.transpose(a, kept + list(axes))
     flat = fnp.reshape(moved, tuple(shape(a)[i] for i in kept) + (-1,))

@@ -22,7 +22,7 @@ from .._core.tracer import PRIMITIVE_OF, Primitive, Tracer, getval, primitive, r
 
 __all__ = ["wrap", "wrap_nondiff", "accepts_sequences", "as_input", "unbroadcast", "shape",
            "ndim", "dtype_of", "norm_axes", "expand_reduced", "linalg_rule", "is_staged",
-           "values_hidden", "maybe_any", "const_of", "refuse_staged"]
+           "values_hidden", "maybe_any", "const_of", "refuse_staged", "check_axis", "check_axes"]
 
 
 def wrap(np_fun, name=None, **kw):
@@ -110,6 +110,27 @@ def const_of(x):
     staged program under grad sees no derivative through it either."""
     v = unbatched_value(x)
     return stop_gradient(v) if isinstance(v, Tracer) else v
+
+
+def check_axis(axis, nd):
+    """One axis of an array of `nd` dimensions, made non-negative, with NumPy's errors: a
+    TypeError for a non-integer, an AxisError for one out of range."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
+    if not -nd <= axis < nd:
+        raise np.exceptions.AxisError(int(axis), nd)
+    return int(axis) % nd
+
+
+def check_axes(axis, nd):
+    """`axis` (None, an int or a sequence of them) as a sorted tuple of non-negative axes,
+    with NumPy's errors (`check_axis`'s, and a ValueError for a repeated axis)."""
+    if axis is None:
+        return tuple(range(nd))
+    axes = [check_axis(a, nd) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    if len(set(axes)) != len(axes):
+        raise ValueError("repeated axis")
+    return tuple(sorted(axes))
 
 
 def expand_reduced(v, x_shape, axis, keepdims):

@@ -205,3 +205,14 @@ def test_checkpoint_save_from_and_load_to_device(tmp_path):
             if hasattr(b, "dtype"):
                 assert is_device_array(a) and a.dtype == b.dtype
                 np.testing.assert_array_equal(fnad.to_numpy(a), b)
+
+
+def test_at_set_repeated_index_gradient_stays_on_the_device():
+    # only the winning writer of a repeated position gets its cotangent (issue 31); the
+    # winners are found on the device (the host index list moves there, as in the forward)
+    args = _dev((np.ones((2, 5)), np.ones((2, 3)), np.arange(10.0).reshape(2, 5)))
+
+    def f(x, v, w):
+        return fnp.sum(fnp.at(x)[:, [0, 3, 3]].set(v) * w)
+    for t in (fnad.grad(f, argnums=1), fnad.jit(fnad.grad(f, argnums=1))):
+        _same(t(*args), np.array([[0.0, 0.0, 3.0], [5, 0, 8]]))
