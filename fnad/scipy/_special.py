@@ -198,6 +198,8 @@ def _shifted(x, axis):
     if not finite:
         m = np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)
     s = x - m
+    if isinstance(s, np.generic):  # a 0-d input: an array, so that ufuncs can write into it
+        s = np.array(s)
     return (s if s.dtype.kind in "fc" else s.astype(np.float64)), finite
 
 

@@ -333,3 +333,18 @@ def test_logsumexp_of_0d_like_scipy(axis, kw):
         assert np.shape(got) == np.shape(want) and np.allclose(got, want)
     g = fnad.grad(lambda v: fnp.sum(fnp.logsumexp(v, axis=axis, **kw)))(x)
     assert float(g) == pytest.approx(1.0)
+
+
+# ----------------------------------------------------------------------------- softmax of a 0-d array
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_a_0d_array_matches_scipy(name):
+    import scipy.special
+    import fnad.scipy.special as fsp
+    import fnad_nn
+    x = np.float64(3.0)
+    want = getattr(scipy.special, name)(x)
+    for f in (getattr(fsp, name), getattr(fnad_nn, name)):
+        assert np.asarray(f(x)).shape == () and f(x) == want
+        assert fnad.jit(f)(x) == want
+        assert fnad.grad(lambda v: f(v) * 2.0)(x) == 0.0
