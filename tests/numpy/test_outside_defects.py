@@ -335,7 +335,7 @@ def test_logsumexp_of_0d_like_scipy(axis, kw):
     assert float(g) == pytest.approx(1.0)
 
 
-# ----------------------------------------------------------------------------- softmax of a 0-d array
+# --------------------------------------------------------------------- softmax of a 0-d array
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_of_a_0d_array_matches_scipy(name):
