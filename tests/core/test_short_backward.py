@@ -190,3 +190,19 @@ def test_a_partial_sum_read_elsewhere_is_left_alone():
     want = pull(x, ct)
     got = fnad.jit(lambda x, ct: (pull(x, ct), pull(x, ct) * 2.0))(x, ct)
     assert _bits(got[0]) == _bits(want) and _bits(got[1]) == _bits(want * 2.0)
+
+
+def test_where_gradient_fills_no_full_size_zeros():
+    # before: where's VJP (and clip's, divide's at 0, ...) wrote zeros_like(g) in full
+    x = np.random.default_rng(8).standard_normal((4, 5))
+    mask = np.tril(np.ones((4, 5), bool))
+
+    def loss(x):
+        return fnp.sum(fnp.exp(fnp.where(mask, x, -np.inf)) + fnp.where(mask, x * x, 1.0))
+
+    graph = fnad.make_graph(fnad.grad(loss))(x)
+    assert all(e.outvars[0].aval.shape == () for e in graph.eqns
+               if e.prim.name == "zeros_like")
+    want = fnad.grad(loss)(x)
+    assert _bits(fnad.jit(fnad.grad(loss))(x)) == _bits(want)
+    np.testing.assert_array_equal(want, np.where(mask, np.exp(x) + 2 * x, 0.0))
