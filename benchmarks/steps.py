@@ -70,11 +70,12 @@ import _rss
 JAX_RATIO = {"mlp": 0.78 / 1.09, "gpt": 105 / 166, "rnn": 1.92 / 2.75}
 FULL = {"mlp": dict(sizes=(784, 256, 256, 10), batch=128, repeats=300),
         "gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
+        "plain_gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
         "rnn": dict(d_in=32, hidden=128, steps=50, batch=32, d_out=10, repeats=150)}
 QUICK = {"mlp": dict(sizes=(64, 32, 32, 10), batch=16, repeats=3),
          "gpt": dict(d=32, heads=2, layers=1, context=16, batch=4, repeats=3),
+         "plain_gpt": dict(d=32, heads=2, layers=1, context=16, batch=4, repeats=3),
          "rnn": dict(d_in=8, hidden=16, steps=10, batch=4, d_out=10, repeats=3)}
-QUICK["plain_gpt"] = QUICK["gpt"]
 VOCAB = 65
 
 

@@ -124,6 +124,10 @@ def test_quick_run_with_torch_compile(steps):
     assert row["notes"] == [] and "compile" in row["med"] and row["first_s"]["compile"] > 0
 
 
+def test_every_workload_has_both_sizes(steps):
+    assert set(steps.FULL) == set(steps.QUICK) == set(steps.WORKLOADS)
+
+
 def test_plain_gpt_is_the_same_model_in_fnad_torch_and_numpy(steps):
     """The plain-ops GPT: fnad's loss and gradients are PyTorch's (float64), its forward is
     NumPy's own, and the float32 first losses agree to float32 rounding."""
