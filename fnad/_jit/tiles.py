@@ -14,8 +14,6 @@ applies where the slices are basic (unit step, one axis) and disjoint, cover the
 each scatter and partial sum is read only by the next sum. Part of the "simplify" pass.
 """
 
-import numpy as np
-
 from .._core.tracer import PRIMITIVES
 from .._graph.ir import Eqn, Var, is_array_const, rebuild
 
@@ -52,7 +50,7 @@ def _uses(graph):
             n[v] = n.get(v, 0) + 1
     for v in graph.outvars:
         if type(v) is Var:
-            n[v] = n.get(v, 2) + 2  # an output is never folded away
+            n[v] = n.get(v, 0) + 2  # an output is never folded away
     return n
 
 
@@ -129,7 +127,8 @@ def join_tiles(graph):
         for k in where:
             eqns[k] = None
         joined_var = Var(out.aval)
-        zero = np.zeros((), out.aval.dtype)  # c + 0.0: -0.0 becomes +0.0, as in the sums
+        zero = 0.0  # c + 0.0: -0.0 becomes +0.0, as in the sums (a Python float: weak, and
+        # on any device)
         eqns[where[-1]] = [Eqn(_concatenate(), tuple(parts), {"axis": axis}, [joined_var],
                                e.scope),
                            Eqn(e.prim, (joined_var, zero), {}, [out], e.scope)]
