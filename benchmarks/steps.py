@@ -12,6 +12,12 @@ step under `jax.jit`). Issue 12's three workloads:
   rnn  tanh RNN input 32, hidden 128, 50 time steps, batch 32, linear readout 128->10 of the
        last hidden state, MSE, Adam lr 1e-3
 
+and issue 30's "GPT as users write it" (no hand NumPy step: its ratios are n/a):
+
+  plain_gpt  the gpt sizes from plain array ops (benchmarks/_plain_gpt.py: fused q/k/v split
+       by slicing, tanh GELU, layer norm from mean and var, softmax via logsumexp, causal
+       mask), tied head, Adam lr 1e-3 (fnad_optim's, inside the jitted step)
+
 The fnad step is what a user writes: `fnad.value_and_grad(loss)` and a fnad_optim update,
 pure (`step(params, opt_state, *batch) -> (params, opt_state, loss)`), so `fnad.jit(step)`
 applies unchanged. Every implementation starts from the same weights; the script checks that
@@ -26,8 +32,8 @@ runs on XLA's own thread pool, which it does not limit. Without jax, the table s
 the optimised program, fnad/_graph/memory.py) and, for every implementation, the peak RSS
 measured in a fresh process (benchmarks/_rss.py).
 
-Run: python benchmarks/steps.py [--only mlp,gpt,rnn] [--repeats N] [--threads N] [--no-jit]
-     [--no-torch] [--no-compile] [--no-jax] [--memory] [--markdown]
+Run: python benchmarks/steps.py [--only mlp,gpt,plain_gpt,rnn] [--repeats N] [--threads N]
+     [--no-jit] [--no-torch] [--no-compile] [--no-jax] [--memory] [--markdown]
      [--quick]     (--quick: small sizes and few repeats, a smoke run)
 """
 
@@ -56,6 +62,7 @@ from fnad_nn import models
 
 import _hand
 import _jax_steps
+import _plain_gpt
 import _rss
 
 # jax.jit's median ms / hand NumPy's median ms in issue 12's reference measurement: shown
@@ -63,9 +70,11 @@ import _rss
 JAX_RATIO = {"mlp": 0.78 / 1.09, "gpt": 105 / 166, "rnn": 1.92 / 2.75}
 FULL = {"mlp": dict(sizes=(784, 256, 256, 10), batch=128, repeats=300),
         "gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
+        "plain_gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
         "rnn": dict(d_in=32, hidden=128, steps=50, batch=32, d_out=10, repeats=150)}
 QUICK = {"mlp": dict(sizes=(64, 32, 32, 10), batch=16, repeats=3),
          "gpt": dict(d=32, heads=2, layers=1, context=16, batch=4, repeats=3),
+         "plain_gpt": dict(d=32, heads=2, layers=1, context=16, batch=4, repeats=3),
          "rnn": dict(d_in=8, hidden=16, steps=10, batch=4, d_out=10, repeats=3)}
 VOCAB = 65
 
@@ -258,7 +267,32 @@ def rnn_workload(c, rng, dtype=np.float32):
                 jax=lambda jax: _jax_steps.rnn(jax, params, xs, target, lr))
 
 
-WORKLOADS = {"mlp": mlp_workload, "gpt": gpt_workload, "rnn": rnn_workload}
+def plain_gpt_workload(c, rng, dtype=np.float32):
+    params = _plain_gpt.init(VOCAB, c["d"], c["layers"], c["context"], dtype)
+    ids = rng.integers(0, VOCAB, (c["batch"], c["context"]))
+    targets = rng.integers(0, VOCAB, (c["batch"], c["context"]))
+    lr, heads = 1e-3, c["heads"]
+    opt = optim.adam(lr)
+
+    def loss(p, ids, targets):
+        return _plain_gpt.loss(fnad.numpy, fnad.numpy.logsumexp, p, ids, targets, heads)
+
+    def torch_step(torch):
+        tp = fnad.tree_map(lambda a: torch.tensor(a, requires_grad=True), params)
+        topt = torch.optim.Adam(fnad.tree_leaves(tp), lr=lr)
+        it, tt = torch.from_numpy(ids), torch.from_numpy(targets)
+        return torch_step_of(topt, lambda: _plain_gpt.torch_loss(torch, tp, it, tt, heads))
+
+    return dict(label=f"GPT from plain array ops, d {c['d']}, {heads} heads, {c['layers']} "
+                      f"layers, context {c['context']}, batch {c['batch']}, Adam",
+                loss=loss, hand_grads=None, step=make_step(loss, opt),
+                args=(params, opt.init(params), ids, targets), hand=None, torch=torch_step,
+                jax=lambda jax: _plain_gpt.jax_step(jax, _jax_steps.adamw, _jax_steps._runner,
+                                                    params, ids, targets, heads, lr))
+
+
+WORKLOADS = {"mlp": mlp_workload, "gpt": gpt_workload, "plain_gpt": plain_gpt_workload,
+             "rnn": rnn_workload}
 
 
 # --------------------------------------------------------------------------- running
@@ -327,15 +361,16 @@ def measure(name, c, args, torch, jax):
     """Median seconds per step of each implementation (absent where not run), first-call
     seconds of the compiled ones, and the first losses (checked to agree)."""
     w = WORKLOADS[name](c, np.random.default_rng(0))
-    fns, losses, first_s, notes = start(name, w, columns(args, torch, jax), torch, jax)
-    ref = losses["numpy"]
+    keys = [k for k in columns(args, torch, jax) if k != "numpy" or w["hand"] is not None]
+    fns, losses, first_s, notes = start(name, w, keys, torch, jax)
+    ref = losses.get("numpy", losses["fnad"])
     for k, v in losses.items():
         if not abs(v - ref) <= 1e-4 * max(1.0, abs(ref)):
             raise SystemExit(f"steps.py: the {name} step's first loss differs: {losses}")
     reps = args.repeats or c["repeats"]
     med = median_times(fns, reps, rounds=1 if args.quick else 3, pause=0 if args.quick else 0.3)
     return dict(name=name, label=w["label"], med=med, first_s=first_s, notes=notes,
-                losses=losses, repeats=reps)
+                losses=losses, repeats=reps, keys=keys)
 
 
 def _ms(row, k):
@@ -351,7 +386,8 @@ def _ratio(row, k, to="numpy"):
 def print_table(rows, markdown, jax_ref):
     """The table; `jax_ref`: add issue 12's jax.jit / NumPy column (jax not measured)."""
     cells = [[r["label"]] + [_ms(r, k) for k in COLS] + [_ratio(r, k) for k in COLS[1:]]
-             + ([f"{JAX_RATIO[r['name']]:.2f}"] if jax_ref else []) for r in rows]
+             + ([f"{JAX_RATIO[r['name']]:.2f}" if r["name"] in JAX_RATIO else "n/a"]
+                if jax_ref else []) for r in rows]
     head = (["step (median ms)"] + HEAD + [f"{h} / NumPy" for h in HEAD[1:]]
             + (["jax.jit / NumPy (issue 12)"] if jax_ref else []))
     if markdown:
@@ -387,6 +423,9 @@ def print_notes(r, jax_ref):
           f"eager / torch eager {_ratio(r, 'fnad', 'torch')}")
     jit, tr, jx = med.get("jit"), med.get("torch"), med.get("jax")
     if jit is None:
+        return
+    if jax_ref and n not in JAX_RATIO:   # no hand baseline, jax not measured
+        print(f"# {n}: goal (jit <= jax.jit): n/a, jax is not installed")
         return
     if jax_ref:
         bar = JAX_RATIO[n]
@@ -471,7 +510,8 @@ def _import_jax(args):
 def parse(argv):
     ap = argparse.ArgumentParser(prog="python benchmarks/steps.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="mlp,gpt,rnn", help="comma-separated workloads")
+    ap.add_argument("--only", default="mlp,gpt,plain_gpt,rnn",
+                    help="comma-separated workloads")
     ap.add_argument("--repeats", type=int, default=None, help="timed calls per library")
     ap.add_argument("--threads", type=int, default=2, help="BLAS and torch threads")
     ap.add_argument("--no-jit", action="store_true", help="leave out the fnad.jit column")
@@ -521,7 +561,7 @@ def main(argv=None):
         print_notes(r, jax_ref)
     if args.memory:
         for r in rows:
-            print_memory(r["name"], r["label"], columns(args, torch, jax), args)
+            print_memory(r["name"], r["label"], r["keys"], args)
     return rows
 
 

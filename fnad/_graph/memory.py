@@ -28,7 +28,8 @@ __all__ = ["last_uses", "inplace_choices", "memory_plan", "MemoryPlan", "ALLOCAT
 # non-ufunc primitives whose implementation always returns a newly allocated array
 # (tests/numpy/test_fresh_results.py checks every call of the op battery against this list)
 ALLOCATING = frozenset((
-    "sum", "mean", "max", "min", "amax", "amin", "prod", "logsumexp", "where", "clip",
+    "sum", "mean", "max", "min", "amax", "amin", "prod", "logsumexp", "logsumexp_weight", "where",
+    "clip",
     "cumsum", "cumprod", "concatenate", "zeros_like", "ones_like", "full_like", "full",
     "copy",
     "relu", "gelu", "expit", "softplus", "erf", "erfc", "softmax", "log_softmax",

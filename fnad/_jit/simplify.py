@@ -13,12 +13,14 @@ by a smaller one, only where the result keeps its shape, dtype and every bit:
   - an array constant whose elements are all equal, in an elementwise op whose other
     operand already has the result's shape -> a 0-d array of the same dtype and value
     ("broadcast of constants": the op reads one number instead of a broadcast array)
+  - a sum of gradients of slices that tile an axis -> one concatenate (fnad/_jit/tiles.py)
 The counts go into `graph.notes`.
 """
 
 import numpy as np
 
 from .._graph.ir import Eqn, Var, rebuild, substitute
+from .tiles import join_tiles
 
 __all__ = ["simplify"]
 
@@ -126,6 +128,10 @@ def _shrink_constants(e, out):
 
 def simplify(graph):
     """`graph` with the rules above applied; counts in its notes."""
+    return join_tiles(_identities(graph))
+
+
+def _identities(graph):
     mapping, counts, kept = {}, {}, []
     negated = {}  # result Var of negative(x) -> x
     for e in graph.eqns:

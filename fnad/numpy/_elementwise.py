@@ -150,8 +150,8 @@ def _def_binary(f, dx, dy):
 
 
 def _where0(cond, v):
-    """`v` where cond holds, else 0 (keeping the dtype)."""
-    return fnp.where(cond, v, fnp.zeros_like(v))
+    """`v` where cond holds, else 0 (keeping the dtype; a 0-d zero, no full-size fill)."""
+    return fnp.where(cond, v, fnp.zeros_like(v, shape=()))
 
 
 # Ops whose derivative is infinite (or undefined) at an edge of their domain.

@@ -7,7 +7,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.backend import asarray_like
 from .._core.tracer import Tracer
-from .._core.abstract import reduction_rule
+from .._core.abstract import dtype_rule, reduction_rule
 from .._batching.families import axis_batch
 from .._core.rules import defabstract_eval, defbatch, defjvp, defvjp
 from ._util import const_of, dtype_of, expand_reduced, maybe_any, norm_axes, shape, wrap
@@ -42,22 +42,37 @@ def _lse_impl(a, axis=None, keepdims=False):
 _lse_p = wrap(_lse_impl, "logsumexp")
 
 
-def _lse_weight(ans, a, axis, keepdims):
-    """softmax(a) over `axis`, computed from a (not from the rounded ans: exp(a - ans) would
-    lose |ans| ulps), 0 rather than NaN where every entry is -inf. The shift is a constant,
-    on which softmax does not depend, so the weight differentiates like softmax(a)."""
-    dead = expand_reduced(const_of(ans), shape(a), axis, keepdims) == -np.inf
-    if maybe_any(dead):
-        a = fnp.where(dead, fnp.zeros_like(a), a)
-    e = fnp.exp(a - _shift_of(a, axis))
-    w = e / fnp.sum(e, axis=axis, keepdims=True)
-    return fnp.where(dead, fnp.zeros_like(w), w) if maybe_any(dead) else w
+def _weight_impl(a, axis=None):
+    """softmax(a) over `axis`: logsumexp's gradient, computed from `a` (not from the rounded
+    logsumexp: exp(a - ans) would lose |ans| ulps), 0 rather than NaN where the sum of
+    exponentials is 0 (every entry -inf). One shift, one exp and one division in place."""
+    e = a - shift(a, axis)
+    e = np.array(e) if isinstance(e, np.generic) else e  # a 0-d result: an array to write
+    e = np.exp(e, out=e) if e.dtype.kind in "fc" else np.exp(e)
+    s = np.sum(e, axis=axis, keepdims=True)
+    dead = s == 0
+    if isinstance(dead, np.ndarray) and not dead.any():  # the usual case (on a device: no sync)
+        e /= s
+        return e
+    e /= np.where(dead, np.ones_like(s), s)
+    return np.where(dead, np.zeros_like(e, shape=()), e)
 
 
+# logsumexp's gradient weight is one primitive (not a dozen staged calls): its own rules are
+# those of softmax, written with fnad.numpy so that they differentiate again.
+_weight_p = wrap(_weight_impl, "logsumexp_weight")
+
+
+def _vjp_weight(g, ans, a, axis=None):
+    return ans * (g - fnp.sum(g * ans, axis=axis, keepdims=True))
+
+
+defvjp(_weight_p, _vjp_weight)
+defjvp(_weight_p, _vjp_weight)  # the Jacobian is symmetric
 defvjp(_lse_p, lambda g, ans, a, axis=None, keepdims=False:
-       expand_reduced(g, shape(a), axis, keepdims) * _lse_weight(ans, a, axis, keepdims))
+       expand_reduced(g, shape(a), axis, keepdims) * _weight_p(a, axis))
 defjvp(_lse_p, lambda t, ans, a, axis=None, keepdims=False:
-       fnp.sum(t * _lse_weight(ans, a, axis, keepdims), axis=axis, keepdims=keepdims))
+       fnp.sum(t * _weight_p(a, axis), axis=axis, keepdims=keepdims))
 
 
 def _arr(x):
@@ -116,3 +131,5 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 defabstract_eval(_lse_p, reduction_rule(_lse_impl))
 defbatch(_lse_p, axis_batch(_lse_p))
+defabstract_eval(_weight_p, dtype_rule(_weight_impl))
+defbatch(_weight_p, axis_batch(_weight_p))

@@ -3,9 +3,10 @@
 A program is Python source: statements `vK = <expression>` over its inputs (`x0`, `x1`
 floats, `i0` an int64 array, `key` a PRNG key) and closed-over constants (`c0`, ...), drawn
 from op families (elementwise, views, chains that invite buffer reuse, reductions,
-comparisons, casts, integers, products, random draws, scans). Each statement is run on
-example inputs as it is drawn, so shapes and dtypes come from NumPy itself and a statement
-that fails is simply drawn again. Each program is then checked on each fusion backend:
+comparisons, casts, integers, products, random draws, scans, slices that tile an axis).
+Each statement is run on example inputs as it is drawn, so shapes and dtypes come from
+NumPy itself and a statement that fails is simply drawn again. Each program is then
+checked on each fusion backend:
 
   jit        jit(f) == f, also on a second call (the cache), after the caller scribbles on
              what the first call returned, and never sharing memory with an input where f
@@ -248,7 +249,8 @@ REDUCTIONS = ("fnp.sum({a}, axis={ax}, keepdims={kd})", "fnp.mean({a}, axis={ax}
               "fnp.max({a}, axis={ax}, keepdims={kd})", "fnp.min({a}, axis={ax}, keepdims={kd})",
               "{a} - fnp.mean({a}, axis={ax}, keepdims=True)",
               "{a} / fnp.sum(fnp.abs({a}), axis={ax}, keepdims=True)",
-              "fnp.cumsum({a}, axis={ax})", "fnp.sum({a})")
+              "fnp.cumsum({a}, axis={ax})", "fnp.sum({a})",
+              "fnp.logsumexp({a}, axis={ax}, keepdims={kd})")
 
 
 def reductions(d):
@@ -332,6 +334,21 @@ def scans(d):
     d.emit(f"lax.scan(lambda c, x: {body}, {a}[0], {a})" + out, a)
 
 
+# slices that tile an axis, used together: their gradients are scatters that simplify joins
+# into one concatenate (fnad/_jit/tiles.py); and ones that do not tile
+SLICES = ("{a}[..., :{k}] * 2.0 - fnp.sum({a}[..., {k}:], axis=-1, keepdims=True)",
+          "fnp.concatenate([{a}[{k}:], fnp.abs({a}[:{k}])], axis=0)",
+          "fnp.split({a}, 2, axis=-1)[0] * fnp.split({a}, 2, axis=-1)[1]",
+          "{a}[..., :{k}] + {a}[..., -{k}:]")
+
+
+def slices(d):
+    a = d.pick(ndim_min=1)
+    if a is not None:
+        n = min(np.shape(d.values[a])[0], np.shape(d.values[a])[-1])
+        d.emit(d.choice(SLICES).format(a=a, k=int(d.rng.integers(1, max(n, 2)))), a)
+
+
 # fnad_nn's fused primitives, whose float32 kernels (fnad.kernels.cpu) run eagerly and jitted
 LAYERS = ("nn.gelu({a})", "nn.gelu({a}) * {a}", "nnf.attention_softmax({a}, None, 0.5)",
           "nnf.attention_softmax({a}, {a} > 0.5, 1.5)", "nnf.normalize({a}, 1e-5)",
@@ -357,6 +374,7 @@ FAMILIES = {
     "random_draws": (1, random_draws),
     "scans": (1, scans),
     "layers": (2, layers),
+    "slices": (1, slices),
 }
 
 SHAPES = ((4, 6), (3, 4, 5), (5, 5), (2, 3, 4), (7,))

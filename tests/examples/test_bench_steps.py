@@ -12,14 +12,14 @@ import pytest
 import fnad
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-NAMES = ["mlp", "gpt", "rnn"]
+NAMES = ["mlp", "gpt", "rnn"]   # the workloads with a hand NumPy step
 
 
 @pytest.fixture
 def steps(monkeypatch):
     monkeypatch.syspath_prepend(str(BENCH))
     yield importlib.import_module("steps")
-    for name in ["steps", "_hand", "_timing", "_jax_steps", "_rss"]:
+    for name in ["steps", "_hand", "_timing", "_jax_steps", "_rss", "_plain_gpt"]:
         sys.modules.pop(name, None)
 
 
@@ -59,11 +59,13 @@ def test_hand_steps_match_fnad_steps(steps, name):
 def test_quick_run_prints_the_table(steps, capsys):
     rows = steps.main(["--quick", "--no-jit", "--no-compile", "--no-jax", "--markdown"])
     out = capsys.readouterr().out
-    assert [r["name"] for r in rows] == NAMES
-    assert out.count("| MLP ") == out.count("| GPT ") == out.count("| tanh RNN ") == 1
+    assert [r["name"] for r in rows] == ["mlp", "gpt", "plain_gpt", "rnn"]
+    assert out.count("| MLP ") == out.count("| GPT d") == out.count("| tanh RNN ") == 1
+    assert out.count("| GPT from plain array ops") == 1
     assert "jax.jit / NumPy (issue 12)" in out   # the reference column, jax not measured
     for r in rows:
-        assert set(r["med"]) == {"numpy", "fnad", "torch"} and r["first_s"] == {}
+        hand = {"numpy"} if r["name"] != "plain_gpt" else set()   # no hand step there
+        assert set(r["med"]) == hand | {"fnad", "torch"} and r["first_s"] == {}
         assert "n/a" in out
 
 
@@ -120,3 +122,40 @@ def test_quick_run_with_torch_compile(steps):
     pytest.importorskip("torch")
     (row,) = steps.main(["--quick", "--only", "mlp", "--no-jit", "--no-jax"])
     assert row["notes"] == [] and "compile" in row["med"] and row["first_s"]["compile"] > 0
+
+
+def test_every_workload_has_both_sizes(steps):
+    assert set(steps.FULL) == set(steps.QUICK) == set(steps.WORKLOADS)
+
+
+def test_plain_gpt_is_the_same_model_in_fnad_torch_and_numpy(steps):
+    """The plain-ops GPT: fnad's loss and gradients are PyTorch's (float64), its forward is
+    NumPy's own, and the float32 first losses agree to float32 rounding."""
+    torch = pytest.importorskip("torch")
+    plain = importlib.import_module("_plain_gpt")
+    w = workload(steps, "plain_gpt")
+    params, _, ids, targets = w["args"]
+    heads = steps.QUICK["plain_gpt"]["heads"]
+    loss, grads = fnad.value_and_grad(w["loss"])(params, ids, targets)
+    tp = fnad.tree_map(lambda a: torch.tensor(a, requires_grad=True), params)
+    tloss = plain.torch_loss(torch, tp, torch.from_numpy(ids), torch.from_numpy(targets), heads)
+    tloss.backward()
+    assert abs(float(loss) - tloss.item()) < 1e-12
+    assert max_diff(grads, fnad.tree_map(lambda t: t.grad.numpy(), tp)) < 1e-12
+    lse = lambda x, axis, keepdims: np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
+    assert abs(float(loss) - plain.loss(np, lse, params, ids, targets, heads)) < 1e-12
+    w32 = steps.WORKLOADS["plain_gpt"](steps.QUICK["plain_gpt"], np.random.default_rng(1))
+    params, _, ids, targets = w32["args"]
+    loss32 = float(w32["loss"](params, ids, targets))
+    step = w32["torch"](torch)
+    assert abs(loss32 - step().item()) < 1e-5 * max(1.0, abs(loss32))
+
+
+@pytest.mark.skipif(not hasattr(fnad, "jit"), reason="fnad.jit is not there yet")
+def test_plain_gpt_jitted_step_gives_the_eager_bits(steps):
+    w = steps.WORKLOADS["plain_gpt"](steps.QUICK["plain_gpt"], np.random.default_rng(1))
+    eager = w["step"](*w["args"])
+    jitted = fnad.jit(w["step"])(*w["args"])
+    for a, b in zip(fnad.tree_leaves(eager), fnad.tree_leaves(jitted)):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
