@@ -135,13 +135,14 @@ def _step_types(e):
     return None
 
 
-def _elementwise(e):
-    """The step types if `e` may join a cluster (NumPy arrays, supported dtypes)."""
+def _elementwise(e, min_size=None):
+    """The step types if `e` may join a cluster (NumPy arrays, supported dtypes, at least
+    `min_size` elements: default MIN_SIZE)."""
     if len(e.outvars) != 1 or e.prim.multiple_results:
         return None
     out = e.outvars[0].aval
-    if (out.ndim == 0 or out.size < MIN_SIZE or out.weak_type or out.xp is not np
-            or out.dtype not in FUSABLE_DTYPES):
+    if (out.ndim == 0 or out.size < (MIN_SIZE if min_size is None else min_size)
+            or out.weak_type or out.xp is not np or out.dtype not in FUSABLE_DTYPES):
         return None
     args = e.args if e.prim.name != "astype" else e.args[:1]
     for a in args:
