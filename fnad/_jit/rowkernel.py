@@ -365,7 +365,7 @@ def _build(kernel, src, eqns, used):
         bad = np.zeros(1, np.int8)
         allargs = (n, kc, ki, *args, *outs, bad)
         if _runner and R > 1:
-            _runner[0](fn, R, allargs, R * n * len(eqns))
+            _runner[0](fn, R, allargs, R * n * (max(src.level) + 1))  # elements touched
         else:
             fn(0, R, *allargs)
         if bad[0]:
