@@ -228,7 +228,7 @@ def self_test():
 
 def _run_self_test():
     try:
-        from .rowlib import pairwise  # noqa: PLC0415 - optional dependency
+        from . import rowlib  # noqa: PLC0415 - optional dependency (numba)
     except ImportError:
         return False, "numba is not installed", False
     rng = np.random.default_rng(0)
@@ -240,7 +240,7 @@ def _run_self_test():
             want = np.sum(a, axis=-1, keepdims=True)
             mean = np.mean(a, axis=-1, keepdims=True)
             for r in range(len(rows)):
-                s = dt.type(0.0) + dt.type(pairwise(a[r], 0, n))
+                s = dt.type(0.0) + dt.type(rowlib.pairwise(a[r], 0, n))
                 m = (dt.type(np.float64(s) / np.float64(n)))
                 if s.tobytes() != want[r, 0].tobytes() or m.tobytes() != mean[r, 0].tobytes():
                     return False, (f"np.sum of {n} {dt.name} values is not NumPy's pairwise "

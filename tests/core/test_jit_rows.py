@@ -169,7 +169,7 @@ def test_strided_inputs_take_numpys_program():
     jf = fnad.jit(f)
     for view in (x.T, x[:, ::2], x[::-1], np.broadcast_to(x[0], (130, 64))):
         _same(jf(view), f(view))
-    g = lambda a: fnp.sum(a.T * 1.5, axis=-1, keepdims=True) + a.T  # noqa: E731
+    g = lambda a: fnp.sum(a.T * 1.5, axis=-1, keepdims=True) + a.T
     _same(fnad.jit(g)(x), g(x))
 
 
