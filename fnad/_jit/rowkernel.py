@@ -222,10 +222,10 @@ def _source(src, outs):
                 buf, at = f"b{k}", "0"
                 pre.append(f"    b{k} = np.empty(n, np.{dt})")
             else:
-                buf, at = f"x{src.input(v, False)}", "base"
+                buf, at = f"x{src.input(v, False)}r", "0"
             fins.append(_finish(src.role[k], k, buf, at, dt))
         for k in outs_here:
-            loop.append(f"            o{out_of[k]}[base + c] = t{k}")
+            loop.append(f"            o{out_of[k]}r[c] = t{k}")
         if loop:
             body.append("        for c in range(n):")
             body.extend(_reads(src, loop))
@@ -252,7 +252,7 @@ def _reads(src, loop):
     lines = []
     for (_, mode), m in src.reads.items():
         if str(m) in used and mode in ("full", "gfull"):
-            lines.append(f"            a{m} = x{m}[base + c]")
+            lines.append(f"            a{m} = x{m}r[c]")
         elif str(m) in used and mode == "row":
             lines.append(f"            a{m} = x{m}[c]")
     return lines
@@ -294,10 +294,14 @@ def make_row_eqn(graph, group, used):
         elif mode == "scalar":
             pre.append(f"    a{m} = x{m}[0]")
     nx, no = len(src.reads), len(used)
+    text = "\n".join(body)  # the row slices of the full inputs and outputs the body reads
+    rows_of = [a for a in [f"x{m}" for m in range(nx)] + [f"o{m}" for m in range(no)]
+               if re.search(rf"\b{a}r\b", text)]
     head = (f"def kernel(lo, hi, n, kc, ki, {''.join(f'x{m}, ' for m in range(nx))}"
             f"{''.join(f'o{m}, ' for m in range(no))}bad):")
     lines = [head, "    m32 = np.int32(ki[1])", "    m64 = ki[0]"] + pre + [
-        "    for r in range(lo, hi):", "        base = r * n"] + stats + body
+        "    for r in range(lo, hi):", "        base = r * n"] + stats + [
+        f"        {a}r = {a}[base:base + n]" for a in rows_of] + body
     text = "\n".join(lines) + "\n"
     S, p = group.S, group.p
     out_avals = [ShapedArray(v.aval.shape, v.aval.dtype) for v in used]
