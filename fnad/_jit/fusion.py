@@ -318,29 +318,37 @@ def fuse_elementwise(graph, backend=None):
     clusters = _clusters(graph, accept)
     if not clusters:
         return graph
+    eqns, done = replace_groups(
+        graph, clusters, lambda idx, used: _make_kernel(graph, idx, types, used, backend))
+    if not done:
+        return graph
+    fused_eqns = sum(len(idx) for idx in done)
+    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(done)} "
+            "kernels")
+    return rebuild(graph, eqns, note=note)
+
+
+def replace_groups(graph, groups, make):
+    """`graph`'s equations with each group (sorted equation indices) replaced by one
+    equation `make(idx, used)`, put where its last equation was; `used`: the group's values
+    read outside it or returned. A group none of whose values is used (dead code, its pass
+    switched off) is left as it is. Returns (equations, the groups replaced)."""
     readers = {}
     for j, e in enumerate(graph.eqns):
         for v in e.invars():
             readers.setdefault(v, set()).add(j)
     outs = {v for v in graph.outvars if type(v) is Var}
-    replace, drop = {}, set()
-    fused_eqns = 0
-    for idx in clusters:
+    replace, drop, done = {}, set(), []
+    for idx in groups:
         inside = set(idx)
-        used_outside = {graph.eqns[j].outvars[0] for j in idx
-                        if graph.eqns[j].outvars[0] in outs
-                        or readers.get(graph.eqns[j].outvars[0], set()) - inside}
-        if not used_outside:  # dead code (dead-code elimination switched off): left as is
+        used = [v for j in idx for v in graph.eqns[j].outvars
+                if v in outs or readers.get(v, set()) - inside]
+        if not used:
             continue
-        replace[idx[-1]] = _make_kernel(graph, idx, types, used_outside, backend)
+        replace[idx[-1]] = make(idx, used)
         drop.update(idx[:-1])
-        fused_eqns += len(idx)
-    if not replace:
-        return graph
-    eqns = [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop]
-    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(replace)} "
-            "kernels")
-    return rebuild(graph, eqns, note=note)
+        done.append(idx)
+    return [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop], done
 
 
 def _supports(backend):

@@ -20,26 +20,20 @@ from numba.extending import intrinsic
 __all__ = ["pairwise", "rowmax", "rowmin", "flip32", "flip64"]
 
 
-@intrinsic
-def _bits(typingctx, x):
-    if x not in (types.float32, types.float64):
-        return None
-    ity = types.int32 if x == types.float32 else types.int64
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], context.get_value_type(ity))
-    return ity(x), codegen
+_TWIN = {types.float32: types.int32, types.int32: types.float32,
+         types.float64: types.int64, types.int64: types.float64}
 
 
 @intrinsic
-def _float(typingctx, i):
-    if i not in (types.int32, types.int64):
+def _bitcast(typingctx, x):
+    """A float's bits as the int of its width, or an int's as the float."""
+    twin = _TWIN.get(x)
+    if twin is None:
         return None
-    fty = types.float32 if i == types.int32 else types.float64
 
     def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], context.get_value_type(fty))
-    return fty(i), codegen
+        return builder.bitcast(args[0], context.get_value_type(twin))
+    return twin(x), codegen
 
 
 _OPTS = {"cache": True, "error_model": "numpy", "nogil": True}
@@ -47,12 +41,12 @@ _OPTS = {"cache": True, "error_model": "numpy", "nogil": True}
 
 @njit(**_OPTS)
 def flip32(x, m):
-    return _float(np.int32(_bits(x) ^ m))
+    return _bitcast(np.int32(_bitcast(x) ^ m))
 
 
 @njit(**_OPTS)
 def flip64(x, m):
-    return _float(_bits(x) ^ m)
+    return _bitcast(_bitcast(x) ^ m)
 
 
 @njit(**_OPTS)
@@ -124,7 +118,7 @@ def _mixed_zeros(a, n):
     pos = neg = False
     for i in range(n):
         if a[i] == 0:
-            if _bits(a[i]) < 0:
+            if _bitcast(a[i]) < 0:
                 neg = True
             else:
                 pos = True

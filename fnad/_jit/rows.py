@@ -28,7 +28,7 @@ import numpy as np
 
 from .._graph.ir import Var, rebuild
 from . import fusion
-from .fusion import _elementwise
+from .fusion import _elementwise, replace_groups
 from .kernels import _numba_supports
 from .rowkernel import make_row_eqn, stat_shape
 
@@ -186,28 +186,14 @@ def fuse_rows(graph):
     groups = row_groups(graph)
     if not groups:
         return graph
-    readers = {}
-    for j, e in enumerate(graph.eqns):
-        for v in e.invars():
-            readers.setdefault(v, set()).add(j)
-    outs = {v for v in graph.outvars if type(v) is Var}
-    replace, drop = {}, set()
-    fused = reductions = 0
-    for g in groups:
-        g.idx.sort()
-        inside = set(g.idx)
-        used = [v for j in g.idx for v in graph.eqns[j].outvars
-                if v in outs or readers.get(v, set()) - inside]
-        if not used:
-            continue
-        replace[g.idx[-1]] = make_row_eqn(graph, g, used)
-        drop.update(g.idx[:-1])
-        fused += len(g.idx)
-        reductions += sum(1 for j in g.idx if _reduction(graph.eqns[j]))
-    if not replace:
+    by_idx = {tuple(sorted(g.idx)): g for g in groups}
+    eqns, done = replace_groups(graph, list(by_idx),
+                                lambda idx, used: make_row_eqn(graph, by_idx[idx], used))
+    if not done:
         return graph
-    eqns = [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop]
-    note = (f"rows: {fused} equations ({reductions} reductions) into {len(replace)} "
+    fused = sum(len(idx) for idx in done)
+    reductions = sum(len(by_idx[idx].reductions) for idx in done)
+    note = (f"rows: {fused} equations ({reductions} reductions) into {len(done)} "
             "row kernels")
     return rebuild(graph, eqns, note=note)
 
