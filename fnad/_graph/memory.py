@@ -33,7 +33,8 @@ ALLOCATING = frozenset((
     "cumsum", "cumprod", "concatenate", "zeros_like", "ones_like", "full_like", "full",
     "copy",
     "relu", "gelu", "expit", "softplus", "erf", "erfc", "softmax", "log_softmax",
-    "attention_softmax", "softmax_vjp", "affine", "fused_elementwise"))
+    "attention_softmax", "softmax_vjp", "affine", "fused_elementwise",
+    "fused_rows"))
 
 # primitives whose result may be a view of their array arguments and of nothing else
 VIEWS = frozenset((

@@ -135,13 +135,14 @@ def _step_types(e):
     return None
 
 
-def _elementwise(e):
-    """The step types if `e` may join a cluster (NumPy arrays, supported dtypes)."""
+def _elementwise(e, min_size=None):
+    """The step types if `e` may join a cluster (NumPy arrays, supported dtypes, at least
+    `min_size` elements: default MIN_SIZE)."""
     if len(e.outvars) != 1 or e.prim.multiple_results:
         return None
     out = e.outvars[0].aval
-    if (out.ndim == 0 or out.size < MIN_SIZE or out.weak_type or out.xp is not np
-            or out.dtype not in FUSABLE_DTYPES):
+    if (out.ndim == 0 or out.size < (MIN_SIZE if min_size is None else min_size)
+            or out.weak_type or out.xp is not np or out.dtype not in FUSABLE_DTYPES):
         return None
     args = e.args if e.prim.name != "astype" else e.args[:1]
     for a in args:
@@ -317,29 +318,37 @@ def fuse_elementwise(graph, backend=None):
     clusters = _clusters(graph, accept)
     if not clusters:
         return graph
+    eqns, done = replace_groups(
+        graph, clusters, lambda idx, used: _make_kernel(graph, idx, types, used, backend))
+    if not done:
+        return graph
+    fused_eqns = sum(len(idx) for idx in done)
+    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(done)} "
+            "kernels")
+    return rebuild(graph, eqns, note=note)
+
+
+def replace_groups(graph, groups, make):
+    """`graph`'s equations with each group (sorted equation indices) replaced by one
+    equation `make(idx, used)`, put where its last equation was; `used`: the group's values
+    read outside it or returned. A group none of whose values is used (dead code, its pass
+    switched off) is left as it is. Returns (equations, the groups replaced)."""
     readers = {}
     for j, e in enumerate(graph.eqns):
         for v in e.invars():
             readers.setdefault(v, set()).add(j)
     outs = {v for v in graph.outvars if type(v) is Var}
-    replace, drop = {}, set()
-    fused_eqns = 0
-    for idx in clusters:
+    replace, drop, done = {}, set(), []
+    for idx in groups:
         inside = set(idx)
-        used_outside = {graph.eqns[j].outvars[0] for j in idx
-                        if graph.eqns[j].outvars[0] in outs
-                        or readers.get(graph.eqns[j].outvars[0], set()) - inside}
-        if not used_outside:  # dead code (dead-code elimination switched off): left as is
+        used = [v for j in idx for v in graph.eqns[j].outvars
+                if v in outs or readers.get(v, set()) - inside]
+        if not used:
             continue
-        replace[idx[-1]] = _make_kernel(graph, idx, types, used_outside, backend)
+        replace[idx[-1]] = make(idx, used)
         drop.update(idx[:-1])
-        fused_eqns += len(idx)
-    if not replace:
-        return graph
-    eqns = [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop]
-    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(replace)} "
-            "kernels")
-    return rebuild(graph, eqns, note=note)
+        done.append(idx)
+    return [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop], done
 
 
 def _supports(backend):

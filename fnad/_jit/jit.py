@@ -18,8 +18,9 @@ from .._core.tracer import Tracer, require_callable
 from .._core.tree import _registry, tree_flatten, tree_unflatten
 from .._graph.memory import output_copies
 from .compile import compile_graph
-from .fusion import fuse_elementwise
+from .fusion import fuse_elementwise, get_backend
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
+from .rows import fuse_rows
 from .simplify import simplify
 from .staging import split_static, trace_to_graph
 from .unroll import unroll_scans
@@ -127,7 +128,7 @@ def _builder(treedef):
 
 
 # The optimisations, in the order they run; `fnad.jit(f, optimize=...)` takes a set of them.
-PASSES = ("unroll", "fold", "simplify", "cse", "dce", "fusion", "inplace")
+PASSES = ("unroll", "fold", "simplify", "cse", "dce", "rows", "fusion", "inplace")
 _GRAPH_PASSES = (("fold", fold_constants), ("simplify", simplify),
                  ("cse", eliminate_common_subexpressions), ("dce", eliminate_dead_code))
 
@@ -167,13 +168,15 @@ def unroll_of(unroll):
 def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0):
     """The graph passes among `passes`, in order: unrolling of the scans whose length x body
     equations is at most `unroll` (0: none), constant folding, algebraic simplification,
-    CSE, dead code, elementwise fusion (`fusion`: a backend name, default the one set).
-    ("inplace" is the compiler's: `compile_graph`.)"""
+    CSE, dead code, row fusion (with the numba backend), elementwise fusion (`fusion`: a
+    backend name, default the one set). ("inplace" is the compiler's: `compile_graph`.)"""
     if unroll and "unroll" in passes:
         graph = unroll_scans(graph, unroll)
     for name, run in _GRAPH_PASSES:
         if name in passes:
             graph = run(graph)
+    if "rows" in passes and (fusion or get_backend()) == "numba":
+        graph = fuse_rows(graph)
     return fuse_elementwise(graph, fusion) if "fusion" in passes else graph
 
 
@@ -213,7 +216,7 @@ class jit:  # used like a function, as in JAX
         three) gets its own trace.
       optimize: which optimisations run: True (all of them), False (none: the traced
         program as it is) or a collection of names from `jit.PASSES` ("unroll", "fold",
-        "simplify", "cse", "dce", "fusion", "inplace"), e.g. `set(jit.PASSES) - {"fusion"}`
+        "simplify", "cse", "dce", "rows", "fusion", "inplace"), e.g. `set(jit.PASSES) - {"fusion"}`
         to switch fusion off. Each gives the unoptimised program's bits (docs/jit.md).
       unroll: the most body equations a `lax.scan` may be unrolled into (its length times
         its body's equations): such scans become their steps in the program, so the other

@@ -278,7 +278,11 @@ def _temp_dir():
 
 def _load(source):
     """Write the kernel's module into the cache directory (once) and import it."""
-    text = _MODULE_HEAD.format(source=source)
+    return _load_source(_MODULE_HEAD.format(source=source))
+
+
+def _load_source(text):
+    """Import the module of source `text` from the kernel cache directory (written once)."""
     digest = hashlib.sha1(text.encode()).hexdigest()[:20]
     mod = _loaded.get(digest)
     if mod is not None:

@@ -47,6 +47,7 @@ from fnad import lax
 from fnad._jit import fusion as gf
 from fnad._jit import kernels as gk
 from fnad._jit.jit import PASSES
+from fnad.scipy import special as fsp
 import fnad_nn as nn
 from fnad_nn import _fused as nnf
 
@@ -103,7 +104,7 @@ class Program:
                          + [f"{n} = {code}" for n, code in self.consts]) + "\n"
 
     def namespace(self):
-        ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf}
+        ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf, "fsp": fsp}
         exec(self.inputs_source(), ns)  # the fuzzer's own code
         exec(self.source() + LOSS_SOURCE, ns)
         return ns
@@ -361,6 +362,38 @@ def layers(d):
         d.emit(d.choice(LAYERS).format(a=a), a)
 
 
+# row fusion (fnad/_jit/rows.py): softmax both ways, mean/var and RMS norms, keepdims sums
+# over -1 and over trailing pairs, NaN/inf/signed-zero rows, 4-D rows, column sums, and
+# transposed views, whose reductions must take NumPy's program
+_SM = "fnp.exp({a} - fnp.max({a}, axis=-1, keepdims=True))"
+_MU = "fnp.mean({a}, axis=-1, keepdims=True)"
+ROWS = (_SM + " / fnp.sum(" + _SM + ", axis=-1, keepdims=True)",
+        "fnp.exp({a} - fsp.logsumexp({a}, axis=-1, keepdims=True))",
+        "({a} - " + _MU + ") / fnp.sqrt(fnp.mean(({a} - " + _MU + ") ** 2, axis=-1, "
+        "keepdims=True) + 1e-5) * {c} + 0.5",
+        "{a} / fnp.sqrt(fnp.mean({a} * {a}, axis=-1, keepdims=True) + 1e-6) * {c}",
+        "fnp.sum({a} * {s}, axis=-1, keepdims=True) - {a}",
+        "fnp.sum({a}, axis=(-2, -1), keepdims=True) * {a}",
+        "fnp.mean(-{a}, axis=(-2, -1), keepdims=True) - {a} * {s}",
+        "-fnp.max(-{a}, axis=-1, keepdims=True) + fnp.min({a}, axis=-1, keepdims=True) * {a}",
+        "fnp.sum(fnp.where({a} > 0.8, np.nan, {a}), axis=-1, keepdims=True) * {a}",
+        "fnp.max(fnp.where({a} > 0.5, np.inf, -{a}), axis=-1, keepdims=True) - {a}",
+        "fnp.max(fnp.where({a} > 0.0, -0.0, 0.0), axis=-1, keepdims=True) - {a} * 0.0",
+        "fnp.min(fnp.where({a} > 0.3, np.nan, {a}), axis=-1, keepdims=True) + {a}",
+        "fnp.sum({a}[None] * {a}[:, None], axis=-1, keepdims=True) * 0.5",
+        "fnp.sum({a} * {a}, axis=0) + fnp.sum({a}, axis=-1, keepdims=True)",
+        "fnp.sum({a}.T * 1.5, axis=-1, keepdims=True) + {a}.T",
+        "fnp.mean(fnp.swapaxes({a}, 0, -1) - 1.0, axis=-1, keepdims=True)",
+        "fnp.max({a}[..., ::-1] * {s}, axis=-1, keepdims=True) / {a}")
+
+
+def rows(d):
+    a = d.pick(ndim_min=1)
+    if a is not None:
+        c = d.const(np.shape(d.values[a])[-1:], d.values[a].dtype.name)
+        d.emit(d.choice(ROWS).format(a=a, c=c, s=d.scalar()), a)
+
+
 # one line per family: name -> (weight, function)
 FAMILIES = {
     "elementwise": (6, elementwise),
@@ -375,6 +408,7 @@ FAMILIES = {
     "scans": (1, scans),
     "layers": (2, layers),
     "slices": (1, slices),
+    "rows": (2, rows),
 }
 
 SHAPES = ((4, 6), (3, 4, 5), (5, 5), (2, 3, 4), (7,))
@@ -410,7 +444,7 @@ def generate(seed, n_statements=8, families=None):
 
 
 def _inputs_ns(prog):
-    ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf}
+    ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf, "fsp": fsp}
     exec(prog.inputs_source(), ns)  # the fuzzer's own code
     return ns
 
@@ -660,6 +694,7 @@ def reproduction(prog, check, backend, passes, why):
     return (f"jit fuzz: check {check!r} on fusion backend {backend!r}, passes off: "
             f"{off or 'none'}: {why}\n--- reproduction (seed {prog.seed}) ---\n"
             "import numpy as np, fnad, fnad.numpy as fnp\nfrom fnad import lax\n"
+            "from fnad.scipy import special as fsp\n"
             "from fnad._jit import fusion\n"
             f"fusion.set_backend({backend!r}); fusion.MIN_SIZE = 2\n"
             + prog.inputs_source() + prog.source() + LOSS_SOURCE

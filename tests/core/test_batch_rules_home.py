@@ -34,6 +34,7 @@ LOOPS = {
     "conv_s1_dw": "per-example weight gradients: each example has its own dW",
     "fused_elementwise": "made by jit's fusion inside compiled programs, which vmap never "
                          "traces (vmap of a jitted function traces the Python function)",
+    "fused_rows": "made by jit's row fusion inside compiled programs, which vmap never traces",
 }
 
 # Where `Primitive.batch` may be set other than through `defbatch`: defbatch itself, the

@@ -33,6 +33,15 @@ def test_fuzz_default_run():
         jit_fuzz.fuzz(range(24, 30), backends=["numba"])
 
 
+@pytest.mark.skipif("numba" not in jit_fuzz.BACKENDS, reason="numba is not installed")
+def test_fuzz_rows_family():
+    # row fusion's programs (softmax, norms, NaN rows, strided views...), every check with
+    # the rows pass on and then off
+    for seed in range(4):
+        prog = jit_fuzz.generate(seed, n_statements=5, families=["rows", "elementwise"])
+        jit_fuzz.check_program(prog, backends=["numba"], passes_off=("rows",))
+
+
 @pytest.mark.slow
 def test_fuzz_many_programs():
     # thousands of programs, every optimisation switched off in turn for each

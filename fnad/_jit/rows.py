@@ -1,0 +1,249 @@
+"""Row fusion: elementwise producers, reductions over trailing axes and the elementwise
+consumers of their row statistics as one numba kernel, `fuse_rows(graph)`.
+
+A group has a full shape S split at an axis p: its rows are S[:p] flattened (R of them),
+a row the n = prod(S[p:]) values after. Its equations are
+  - full:  exact elementwise ops (those numba fuses, fnad/_jit/kernels.py) of shape S;
+  - stat:  exact elementwise ops of shape S[:p] + (1,) * (len(S) - p), on row statistics;
+  - reductions `sum`, `mean`, `max`, `min` (float32/float64) over the axes p.. with
+    keepdims, full -> stat;
+  - `broadcast_to` of a stat to S.
+Groups grow in program order as fusion's clusters do (fnad/_jit/fusion.py): an equation
+joins the groups whose values it reads while no equation outside has read them, so the
+fused equation, put where the group's last equation was, breaks no data dependence. Only
+groups with a reduction are fused here; the rest is left to elementwise fusion. The kernel
+(fnad/_jit/rowkernel.py) loops over rows, one phase per level of reductions.
+
+Exact (docs/jit.md): sums in NumPy's pairwise order, `mean` as NumPy's `add.reduce` then
+`true_divide` by the count, max/min where no order can matter; a NaN in a max/min row, a
+zero max among zeros of both signs, or a full input that is not C-contiguous at run time
+(NumPy then reduces in another order) runs the group's NumPy program instead. A self-test
+at first use compares the kernel's sums with `np.sum`; if the installed NumPy sums
+otherwise, the pass is off (a note on the graph says why).
+"""
+
+import math
+
+import numpy as np
+
+from .._graph.ir import Var, rebuild
+from . import fusion
+from .fusion import _elementwise, replace_groups
+from .kernels import _numba_supports
+from .rowkernel import make_row_eqn, stat_shape
+
+__all__ = ["fuse_rows", "self_test", "row_groups"]
+
+_REDUCE = ("sum", "mean", "max", "min")
+_FLOATS = (np.dtype("float32"), np.dtype("float64"))
+
+
+# --------------------------------------------------------------------------- roles
+def _reduction(e):
+    """(S, p) of a reduction the pass takes (over the axes p.. of shape S, keepdims)."""
+    if e.prim.name not in _REDUCE or len(e.args) != 1 or type(e.args[0]) is not Var:
+        return None
+    x = e.args[0].aval
+    kw = dict(e.kwargs)
+    if not kw.pop("keepdims", False) or kw.pop("dtype", None) is not None:
+        return None
+    axis = kw.pop("axis", None)
+    if kw or axis is None or x.dtype not in _FLOATS or x.xp is not np or x.weak_type:
+        return None
+    d = x.ndim
+    try:
+        axes = sorted(int(a) % d for a in ((axis,) if type(axis) is int else axis))
+    except (TypeError, ZeroDivisionError):
+        return None
+    if not axes or axes != list(range(axes[0], d)):
+        return None
+    out = e.outvars[0].aval
+    if out.dtype != x.dtype or out.shape != stat_shape(x.shape, axes[0]):
+        return None
+    if math.prod(x.shape) < max(fusion.MIN_SIZE, 1):  # as fusion: small ones stay
+        return None
+    return tuple(x.shape), axes[0]
+
+
+def _elem_types(e):
+    """NumPy's loop types of an exact elementwise step numba computes, else None."""
+    if len(e.outvars) != 1 or e.prim.multiple_results:
+        return None
+    out = e.outvars[0].aval
+    if out.ndim == 0 or out.xp is not np or out.weak_type or 0 in out.shape:
+        return None
+    t = _elementwise(e, min_size=1)
+    if t is None:
+        return None
+    if t[0] == "power":  # x ** 2 is x * x where the self-test found NumPy's power so
+        two = [a for a in e.args[1:] if type(a) in (int, float) and a == 2]
+        return t if two and t[2].kind == "f" and self_test()[2] else None
+    return t if _numba_supports(*t) else None
+
+
+# --------------------------------------------------------------------------- groups
+class Group:
+    """Equations fused into one row kernel: indices `idx`, full shape S, split p."""
+
+    __slots__ = ("S", "p", "idx", "sealed", "kind", "types", "reductions")
+
+    def __init__(self, S, p):
+        self.S, self.p, self.idx, self.sealed = S, p, [], False
+        self.kind = {}  # Var -> "full", "bcast" (of a stat) or "stat"
+        self.types = {}  # equation index -> elementwise step types
+        self.reductions = set()  # equation indices of the reductions
+
+
+def _join(e, types, live, S, p):
+    """The (S, p, kind of e's result) `e` has in one group of shape S split at p made of
+    `live`, or None when it cannot join them."""
+    name = e.prim.name
+    red = _reduction(e)
+    if red is not None:
+        if red[0] != S or p not in (None, red[1]):
+            return None
+        v = e.args[0]
+        if any(g.kind.get(v) not in (None, "full") for g in live):
+            return None
+        return S, red[1], "stat"
+    if name == "broadcast_to":
+        v = e.args[0]
+        if (p is None or type(v) is not Var or e.outvars[0].aval.shape != S
+                or v.aval.shape != stat_shape(S, p) or not any(g.kind.get(v) == "stat"
+                                                                  for g in live)):
+            return None
+        return S, p, "bcast"
+    if types is None:
+        return None
+    shape = e.outvars[0].aval.shape
+    if shape == S:
+        return S, p, "full"
+    if p is not None and shape == stat_shape(S, p):
+        if any(g.kind.get(v) in ("full", "bcast") for g in live for v in e.invars()):
+            return None
+        return S, p, "stat"
+    return None
+
+
+def row_groups(graph):
+    """The groups of `graph` with a reduction at least, each a Group."""
+    groups, member = [], {}
+    for j, e in enumerate(graph.eqns):
+        ins = e.invars()
+        read = {member[v] for v in ins if v in member}
+        live = [g for g in read if not g.sealed]
+        types = _elem_types(e)
+        fit = None
+        if live:
+            S = live[0].S
+            ps = {g.p for g in live} - {None}
+            if all(g.S == S for g in live) and len(ps) <= 1:
+                fit = _join(e, types, live, S, next(iter(ps), None))
+        elif (red := _reduction(e)) is not None:
+            fit = red + ("stat",)
+        elif types is not None and e.outvars[0].aval.size >= fusion.MIN_SIZE:
+            fit = (tuple(e.outvars[0].aval.shape), None, "full")
+        for g in read:
+            if fit is None or g not in live:
+                g.sealed = True  # read outside: complete
+        if fit is None:
+            continue
+        S, p, kind = fit
+        if live:
+            g = live[0]
+            for h in live[1:]:  # an equation reading two groups merges them
+                g.idx += h.idx
+                g.kind.update(h.kind)
+                g.types.update(h.types)
+                g.reductions |= h.reductions
+                for v in h.kind:
+                    member[v] = g
+                h.idx, h.kind = [], {}
+        else:
+            g = Group(S, None)
+            groups.append(g)
+        g.p = p if p is not None else g.p
+        g.idx.append(j)
+        if types is not None:
+            g.types[j] = types
+        elif kind == "stat":
+            g.reductions.add(j)
+        g.kind[e.outvars[0]] = kind
+        member[e.outvars[0]] = g
+    return [g for g in groups
+            if g.idx and g.p is not None and any(_reduction(graph.eqns[j]) for j in g.idx)]
+
+
+# --------------------------------------------------------------------------- the pass
+def fuse_rows(graph):
+    """`graph` with each row group replaced by one `fused_rows` equation (see the module
+    docstring); unchanged when numba is missing or NumPy fails the self-test."""
+    if not graph.eqns:
+        return graph
+    ok, why, _ = self_test()
+    if not ok:
+        return rebuild(graph, graph.eqns, note=f"rows: off ({why})")
+    groups = row_groups(graph)
+    if not groups:
+        return graph
+    by_idx = {tuple(sorted(g.idx)): g for g in groups}
+    eqns, done = replace_groups(graph, list(by_idx),
+                                lambda idx, used: make_row_eqn(graph, by_idx[idx], used))
+    if not done:
+        return graph
+    fused = sum(len(idx) for idx in done)
+    reductions = sum(len(by_idx[idx].reductions) for idx in done)
+    note = (f"rows: {fused} equations ({reductions} reductions) into {len(done)} "
+            "row kernels")
+    return rebuild(graph, eqns, note=note)
+
+
+# --------------------------------------------------------------------------- self-test
+_SELF_TEST = []
+LENGTHS = (1, 2, 7, 8, 9, 15, 16, 17, 127, 128, 129, 130, 255, 256, 257, 1000, 1029, 4099)
+
+
+def self_test():
+    """(ok, reason, square): whether the row kernels' sums and means give `np.sum`'s and
+    `np.mean`'s bits here, and whether `np.power(x, 2)` is `x * x` (run once, at first
+    use)."""
+    if not _SELF_TEST:
+        _SELF_TEST.append(_run_self_test())
+    return _SELF_TEST[0]
+
+
+def _run_self_test():
+    try:
+        from . import rowlib  # noqa: PLC0415 - optional dependency (numba)
+    except ImportError:
+        return False, "numba is not installed", False
+    rng = np.random.default_rng(0)
+    for dt in _FLOATS:
+        for n in LENGTHS:
+            rows = [rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n), np.zeros(n),
+                    -np.zeros(n), rng.integers(-3, 4, n) * 2.0 ** 60]
+            a = np.stack(rows).astype(dt)
+            want = np.sum(a, axis=-1, keepdims=True)
+            mean = np.mean(a, axis=-1, keepdims=True)
+            for r in range(len(rows)):
+                s = dt.type(0.0) + dt.type(rowlib.pairwise(a[r], 0, n))
+                m = (dt.type(np.float64(s) / np.float64(n)))
+                if s.tobytes() != want[r, 0].tobytes() or m.tobytes() != mean[r, 0].tobytes():
+                    return False, (f"np.sum of {n} {dt.name} values is not NumPy's pairwise "
+                                   "sum as the row kernels compute it"), False
+        a = rng.standard_normal((3, 5, 67)).astype(dt)
+        if np.sum(a, axis=(-2, -1)).tobytes() != np.sum(a.reshape(3, -1), axis=-1).tobytes():
+            return False, "np.sum over trailing axes is not one pairwise sum of the rows", False
+    return True, None, _square_is_power(rng)
+
+
+def _square_is_power(rng):
+    for dt in _FLOATS:
+        info = np.finfo(dt)
+        with np.errstate(all="ignore"):
+            x = np.concatenate([rng.standard_normal(4096) * 10.0 ** rng.integers(-40, 40, 4096),
+                                [0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny, info.max,
+                                 info.smallest_subnormal, -info.smallest_subnormal]]).astype(dt)
+            if np.power(x, 2).tobytes() != (x * x).tobytes():
+                return False
+    return True
