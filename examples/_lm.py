@@ -149,8 +149,11 @@ def train(args, config, params, corpus, *, name):
         bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", chars_per_s=f"{rate:.0f}")
         if step % args.eval_every == 0 or step == args.steps:
             val = val_estimate(params, config, corpus, args)
+            seconds = np.float64(time.perf_counter() - t0)
+            if args.distributed:  # each process's clock differs: the history holds process 0's
+                seconds = dist.broadcast(seconds)  # so that the replicas saved agree
             history.append({"step": step, "train_loss": float(np.mean(losses)),
-                            "val_loss": val, "seconds": round(time.perf_counter() - t0, 1)})
+                            "val_loss": val, "seconds": round(float(seconds), 1)})
             losses = []
             say(f"step {step}: train loss {history[-1]['train_loss']:.4f}, val loss "
                 f"{val:.4f} nats ({models.bits_per_char(val):.4f} bits) per char")
