@@ -35,9 +35,10 @@ def main(argv=None):
         for dtype in harness.DTYPES:
             if a.quick and dtype != harness.quick_dtype(name):
                 continue
-            cs, skipped = harness.cases(name, dtype)
             if a.quick:
-                cs, skipped = harness.quick(cs), 0
+                cs, skipped = harness.quick_cases(name, dtype), 0
+            else:
+                cs, skipped = harness.cases(name, dtype)
             for check in harness.CHECKS:
                 counts[check]["no fnad form"] += skipped
                 for case in cs:

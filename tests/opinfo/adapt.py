@@ -19,16 +19,19 @@ class Entry:
     `novmap`: why that check does not apply (`nograd_complex`: for complex samples only);
     `rtol`/`grad_rtol`: looser tolerances. `herm`: the positions (among the float tensors) of
     inputs only one triangle of which is read as a Hermitian matrix: gradients are compared
-    on Hermitian directions (known.DIFFERENT["hermitian inputs"]). `jvp_via_vjp`: why
-    torch's forward mode is not the oracle here (its VJP is, through <ct, J t>)."""
+    on Hermitian directions (known.DIFFERENT["hermitian inputs"]); `tri`: the same for
+    inputs read as a triangle (lower, or upper when the sample says upper=True). `nograd_if`:
+    (which(case), why) for samples without gradient checks. `jvp_via_vjp`: why torch's
+    forward mode is not the oracle here (its VJP is, through <ct, J t>)."""
 
     def __init__(self, fn, *, ref=None, numpy_ref=None, rtol=None, grad_rtol=None,
-                 nograd=None, nograd_complex=None, nojit=None, novmap=None, herm=(),
-                 jvp_via_vjp=None):
+                 nograd=None, nograd_complex=None, nograd_if=None, nojit=None, novmap=None,
+                 herm=(), tri=(), jvp_via_vjp=None):
         self.fn, self.ref, self.numpy_ref = fn, ref, numpy_ref
         self.rtol, self.grad_rtol = rtol, grad_rtol
         self.nograd, self.nograd_complex = nograd, nograd_complex
         self.nojit, self.novmap = nojit, novmap
+        self.nograd_if, self.tri = nograd_if, tuple(tri)
         self.herm, self.jvp_via_vjp = tuple(herm), jvp_via_vjp
 
 

@@ -39,6 +39,9 @@ def tensordot(a, b, dims=2, **k):
     none(k)
     if isinstance(dims, (list, tuple)):
         dims = tuple(tuple(d) if isinstance(d, (list, tuple)) else d for d in dims)
+        pa, pb = ((d,) if isinstance(d, int) else d for d in dims)
+        if any(np.shape(a)[i] != np.shape(b)[j] for i, j in zip(pa, pb)):
+            raise Skip("contracted axes of different sizes (torch broadcasts 1s; NumPy refuses)")
     return fnp.tensordot(a, b, axes=dims)
 
 
@@ -49,7 +52,7 @@ def einsum(xs, eq, **k):
 
 def vecdot(x, y, dim=-1, **k):
     none(k)
-    return fnp.sum(fnp.conj(x) * y, axis=dim)
+    return fnp.sum(fnp.multiply(fnp.conj(x), y), axis=dim)
 
 
 def multi_dot(xs, **k):
@@ -108,6 +111,12 @@ def eigvalsh(x, UPLO="L", **k):
 def svd_free(u, s, vh):
     k = np.shape(s)[-1]
     return s, fnp.abs(u[..., :k]) ** 2, fnp.abs(vh[..., :k, :]) ** 2
+
+
+def full_svd(case):
+    """Does the sample ask for the full SVD of a non-square matrix?"""
+    full = case.kwargs.get("full_matrices", not case.kwargs.get("some", True))
+    return bool(full) and np.shape(case.xs[0])[-1] != np.shape(case.xs[0])[-2]
 
 
 def linalg_svd(x, full_matrices=True, **k):
@@ -238,7 +247,7 @@ def vander(x, N=None, **k):
     none(k)
     x = fnp.atleast_1d(x)
     n = np.shape(x)[-1] if N is None else N
-    return fnp.stack([x ** i for i in range(n)], axis=-1) if n else fnp.zeros(
+    return fnp.stack([fnp.power(x, i) for i in range(n)], axis=-1) if n else fnp.zeros(
         np.shape(x) + (0,), x.dtype)
 
 
@@ -267,7 +276,8 @@ def fft(name, kind="1"):
             return f(x, n=n, axis=-1 if dim is None else dim, norm=norm)
         if kind == "2" and dim is None:
             dim = (-2, -1)
-        return f(x, s=s, axes=ax(dim), norm=norm)
+        dim, s = ((d,) if isinstance(d, int) else d for d in (ax(dim), s))
+        return f(x, s=s, axes=dim, norm=norm)
     return run
 
 
@@ -309,6 +319,8 @@ def gelu(x, approximate="none", **k):
 def softmax(f, neg=False):
     def run(x, dim, dtype=None, **k):
         none(k)
+        if np.ndim(x) and np.shape(x)[dim] == 0:
+            raise Skip("an empty softmax axis: SciPy refuses it (known.DIFFERENT)")
         if dtype is not None:
             if np.iscomplexobj(x) and not np.issubdtype(dtype, np.complexfloating):
                 raise Skip("complex input cast to a real dtype (torch drops the imaginary part)")
@@ -329,8 +341,9 @@ def linear(x, w, b=None, **k):
 
 def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1, **k):
     none(k)
-    if isinstance(padding, str) and padding == "same" and stride != 1:
-        raise Skip("same padding with stride")
+    if isinstance(padding, str) and padding == "same" and (stride != 1 or any(
+            (d * (s - 1)) % 2 for d, s in zip(np.broadcast_to(dilation, 2), np.shape(w)[-2:]))):
+        raise Skip("padding='same' with a stride or an even kernel (known.DIFFERENT)")
     p = {"w": w} if b is None else {"w": w, "b": b}
     return nn.conv2d(p, x, stride=stride, padding=padding, dilation=dilation)
 
@@ -440,6 +453,8 @@ def masked_red(f, fill):
         if mask is None:
             raise Skip("no mask")
         mask = np.broadcast_to(mask, np.shape(x))
+        if fill == -np.inf and not np.all(np.any(mask, axis=ax(dim))):
+            raise Skip("a fully masked slice (torch's masked semantics)")
         return f(fnp.where(mask, x, fill), axis=ax(dim), keepdims=keepdim)
     return run
 

@@ -131,6 +131,8 @@ def cum(f):
     def run(x, dim, **k):
         d = dtype_of(k)
         none(k)
+        if np.ndim(x) == 0:
+            raise Skip("0-d input: NumPy's cumsum/cumprod give shape (1,), torch's ()")
         return f(x, axis=dim, dtype=d)
     return run
 
@@ -188,7 +190,7 @@ def cross(x, y, dim=None, **k):
 
 def lerp(x, y, w, **k):
     none(k)
-    return x + w * (y - x)
+    return fnp.add(x, fnp.multiply(w, fnp.subtract(y, x)))   # ufuncs, as staged code
 
 
 def addc(op):

@@ -181,7 +181,7 @@ def pad(mode):
         m = k.pop("mode", m)
         value = k.pop("value", value)
         none(k)
-        if isinstance(m, (int, float)):
+        if isinstance(m, (int, float, complex)):
             m, value = "constant", m
         if any(p < 0 for p in pad):
             raise Skip("negative padding (a crop)")
@@ -218,6 +218,8 @@ def gather(x, dim, index, **k):
     if k.get("sparse_grad"):
         raise Skip("sparse_grad")
     index = np.asarray(index)
+    if np.ndim(x) != index.ndim:
+        raise Skip("index of another rank than the input")
     if index.ndim == 0 or np.ndim(x) == 0:
         return fnp.reshape(x, (1,) * index.ndim)[tuple([0] * index.ndim)] + 0 * index
     crop = tuple(slice(None) if d == dim % index.ndim else slice(0, s)
@@ -275,6 +277,8 @@ def getitem(x, idx, **k):
 
 def sort(x, dim=-1, descending=False, stable=False, **k):
     none(k)
+    if np.ndim(x) == 0:
+        raise Skip("0-d input: NumPy sorts no axis of a 0-d array")
     if descending:
         raise Skip("descending sort (tie order differs)")
     i = fnp.argsort(x, axis=dim, stable=True)
@@ -295,6 +299,8 @@ def msort(x, **k):
 
 def nonzero(x, as_tuple=False, **k):
     none(k)
+    if np.ndim(x) == 0:
+        raise Skip("0-d input: NumPy refuses nonzero of a 0-d array")
     return tuple(fnp.nonzero(x)) if as_tuple else fnp.argwhere(x)
 
 
@@ -322,6 +328,8 @@ def mT(x):
 
 def transpose(x, d0, d1, **k):
     none(k)
+    if np.ndim(x) == 0:
+        raise Skip("0-d input: NumPy has no axes to swap")
     return fnp.swapaxes(x, d0, d1)
 
 
@@ -367,4 +375,15 @@ def stack_fn(f):
     def run(xs, **k):
         none(k)
         return f(list(xs))
+    return run
+
+
+def atleast(f):
+    """torch.atleast_Nd of one tensor or of a tuple of them."""
+    def run(x, *more, **k):
+        none(k)
+        if isinstance(x, (list, tuple)) or more:
+            xs = list(x) + list(more) if isinstance(x, (list, tuple)) else [x, *more]
+            return tuple(f(a) for a in xs)
+        return f(x)
     return run

@@ -26,6 +26,8 @@ H = (0,)          # the first input is read as a Hermitian matrix (one triangle)
 TRI_FWD = ("torch's forward mode of triangular_solve uses the whole tangent of A, not its "
            "triangle (wrong by finite differences); its VJP is right")
 LCSE_FWD = "torch's forward mode of complex logcumsumexp gives NaN; its VJP is right"
+SVD_FULL = ("fnad refuses to differentiate svd(full_matrices=True) of a non-square matrix "
+            "(the extra columns are not unique): ValueError, known.DIFFERENT")
 EXPM = "expm needs values to choose its squarings: jit refuses it (ConcretizationError)"
 QR = "qr of complex input has no derivatives in fnad (NotImplementedError; docs/api.md)"
 
@@ -139,8 +141,8 @@ SECTIONS["shape"] = {
     "dsplit": E(s.nsplit(fnp.dsplit)), "unbind": E(s.unbind), "unbind_copy": E(s.unbind),
     "tile": E(s.tile), "repeat": E(s.repeat), "repeat_interleave": E(s.repeat_interleave),
     "narrow": E(s.narrow), "narrow_copy": E(s.narrow), "select": E(s.select),
-    "atleast_1d": E(un(fnp.atleast_1d)), "atleast_2d": E(un(fnp.atleast_2d)),
-    "atleast_3d": E(un(fnp.atleast_3d)), "meshgrid.variadic_tensors": E(s.meshgrid),
+    "atleast_1d": E(s.atleast(fnp.atleast_1d)), "atleast_2d": E(s.atleast(fnp.atleast_2d)),
+    "atleast_3d": E(s.atleast(fnp.atleast_3d)), "meshgrid.variadic_tensors": E(s.meshgrid),
     "meshgrid.list_of_tensors": E(s.meshgrid), "block_diag": E(s.block_diag),
     "diag": E(s.diag), "diagflat": E(s.tri(fnp.diagflat)), "diagonal": E(s.diagonal),
     "diagonal_copy": E(s.diagonal), "diag_embed": E(s.diag_embed),
@@ -160,7 +162,7 @@ SECTIONS["indexing"] = {
     "take_along_dim": E(s.take_along_dim), "take": E(s.take), "index_add": E(s.index_add),
     "index_copy": E(s.index_copy), "index_fill": E(s.index_fill),
     "__getitem__": E(s.getitem), "sort": E(s.sort), "argsort": E(s.argsort, nograd=NOGRAD),
-    "msort": E(s.msort), "nonzero": E(s.nonzero, nograd=NOGRAD, nojit=BY_VALUE),
+    "msort": E(s.msort), "nonzero": E(s.nonzero, nograd=NOGRAD, nojit=BY_VALUE, novmap=BY_VALUE),
     "argwhere": E(s.argwhere, nograd=NOGRAD, nojit=BY_VALUE,
                   novmap=BY_VALUE), "searchsorted": E(s.searchsorted, nograd=NOGRAD),
 }
@@ -180,8 +182,9 @@ SECTIONS["linalg"] = {
     "linalg.cholesky_ex": E(b.cholesky_ex, herm=H),
     "cholesky": E(b.old_cholesky, herm=H),
     "linalg.eigh": E(b.eigh, ref="eigh", herm=H), "linalg.eigvalsh": E(b.eigvalsh, herm=H),
-    "linalg.svd": E(b.linalg_svd, ref="linalg_svd"),
-    "svd": E(b.svd, ref="svd"), "linalg.svdvals": E(un(fnp.linalg.svdvals)),
+    "linalg.svd": E(b.linalg_svd, ref="linalg_svd", nograd_if=(b.full_svd, SVD_FULL)),
+    "svd": E(b.svd, ref="svd", nograd_if=(b.full_svd, SVD_FULL)),
+    "linalg.svdvals": E(un(fnp.linalg.svdvals)),
     "linalg.pinv": E(b.pinv), "linalg.pinv.hermitian": E(b.pinv, herm=H),
     "pinverse": E(b.pinverse),
     "linalg.matrix_rank": E(b.matrix_rank, nograd=NOGRAD),
@@ -195,7 +198,8 @@ SECTIONS["linalg"] = {
     "norm.fro": E(b.norm), "norm.inf": E(b.norm),
     "linalg.solve_triangular": E(b.solve_triangular),
     "triangular_solve": E(b.triangular_solve, jvp_via_vjp=TRI_FWD),
-    "cholesky_solve": E(b.cholesky_solve), "cholesky_inverse": E(b.cholesky_inverse),
+    "cholesky_solve": E(b.cholesky_solve, tri=(1,)),
+    "cholesky_inverse": E(b.cholesky_inverse, tri=(0,)),
     "matrix_exp": E(b.matrix_exp, nojit=EXPM), "linalg.vander": E(b.vander),
     "linalg.qr": E(b.qr, nograd_complex=QR), "qr": E(b.old_qr, nograd_complex=QR),
 }
