@@ -405,6 +405,7 @@ def normalize(x, p=2.0, dim=1, eps=1e-12, **k):
 
 def cosine_similarity(x, y, dim=1, eps=1e-8, **k):
     none(k)
+    x, y = fnp.broadcast_arrays(x, y)
     nx = fnp.linalg.vector_norm(x, axis=dim)
     ny = fnp.linalg.vector_norm(y, axis=dim)
     return fnp.sum(x * y, axis=dim) / fnp.maximum(nx * ny, eps)

@@ -137,13 +137,6 @@ def cum(f):
     return run
 
 
-def logcumsumexp(x, dim, **k):
-    none(k)
-    m = fnp.max(fnp.real(x)) if np.size(x) else 0.0
-    m = fnp.where(fnp.isfinite(m), m, 0.0)
-    return fnp.log(fnp.cumsum(fnp.exp(x - m), axis=dim)) + m
-
-
 def logsumexp(x, dim, keepdim=False, **k):
     none(k)
     return sp.logsumexp(x, axis=ax(dim), keepdims=keepdim)
