@@ -277,6 +277,8 @@ def fft(name, kind="1"):
         if kind == "2" and dim is None:
             dim = (-2, -1)
         dim, s = ((d,) if isinstance(d, int) else d for d in (ax(dim), s))
+        if dim is None and s is not None:       # torch: s sizes the last len(s) axes
+            dim = tuple(range(-len(s), 0))
         return f(x, s=s, axes=dim, norm=norm)
     return run
 
