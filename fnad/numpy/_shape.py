@@ -142,6 +142,11 @@ def _batch_concatenate(args, dims, axis=0):
     return _concatenate_p(*arrays, axis=int(axis) % nd + 1), 0
 
 
+def _real_if_real(g, x):
+    """A real input's cotangent is the real part of a complex one (docs/api.md)."""
+    return fnp.real(g) if dtype_of(g).kind == "c" and dtype_of(x).kind != "c" else g
+
+
 defvjp(_reshape_p, lambda g, ans, a, newshape, order="C": fnp.reshape(g, shape(a), order))
 defjvp_linear(_reshape_p)
 defbatch(_reshape_p, _batch_reshape)
@@ -152,7 +157,8 @@ defbatch(_transpose_p, _batch_transpose)
 defvjp(broadcast_to, lambda g, ans, a, shape_, **k: unbroadcast(g, shape(a)))
 defjvp_linear(broadcast_to)
 defbatch(broadcast_to, _batch_broadcast_to)
-defvjp(_astype_p, lambda g, ans, x, dtype: fnp.astype(g, dtype_of(x), copy=False))
+defvjp(_astype_p, lambda g, ans, x, dtype: fnp.astype(_real_if_real(g, x), dtype_of(x),
+                                                        copy=False))
 defjvp_linear(_astype_p)
 for _f in (_astype_p, _astype_exact_p):
     defbatch(_f, keep_batch(_f))
