@@ -333,12 +333,9 @@ def softmax(f, neg=False):
 
 def linear(x, w, b=None, **k):
     none(k)
-    p = {"w": fnp.transpose(w)} if np.ndim(w) == 2 else None
-    if p is None:
+    if np.ndim(w) != 2:
         raise Skip("1-d weight")
-    if b is not None:
-        p["b"] = b
-    return nn.linear(p, x)
+    return nn.linear({"w": fnp.transpose(w), "b": b}, x)  # "b": None is a layer without bias
 
 
 def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1, **k):
@@ -346,8 +343,7 @@ def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1, **k):
     if isinstance(padding, str) and padding == "same" and (stride != 1 or any(
             (d * (s - 1)) % 2 for d, s in zip(np.broadcast_to(dilation, 2), np.shape(w)[-2:]))):
         raise Skip("padding='same' with a stride or an even kernel (known.DIFFERENT)")
-    p = {"w": w} if b is None else {"w": w, "b": b}
-    return nn.conv2d(p, x, stride=stride, padding=padding, dilation=dilation)
+    return nn.conv2d({"w": w, "b": b}, x, stride=stride, padding=padding, dilation=dilation)
 
 
 def layer_norm(x, shape, w=None, b=None, eps=1e-5, **k):
