@@ -50,7 +50,7 @@ def main(argv=None):
                         print(f"{outcome.upper()} {check} {name} {dtype}: "
                               + " | ".join(msg.split("\n"))[:400])
     print(f"OpInfos in op_db: {len(harness.ops())}; mapped to fnad: {len(harness.MAPPING)}; "
-          f"listed defects (known.XFAIL): {len(known.XFAIL)}")
+          f"differences left as xfail (known.XFAIL): {len(known.XFAIL)}")
     print(f"{'check':6} {'ops run':>7} {'samples':>8} {'passed':>7} {'xfailed':>8} "
           f"{'failed':>7} {'n/a':>6} {'no fnad form':>12}")
     for check in harness.CHECKS:

@@ -226,7 +226,9 @@ def _vjp_extreme(g, ans, x, axis=None, out=None, keepdims=False, where=None, **k
 def _jvp_extreme(t, ans, x, axis=None, out=None, keepdims=False, where=None, **kw):
     hit, count = _extreme_hits(ans, x, axis, keepdims, where)
     total = fnp.sum(fnp.where(hit, t, fnp.zeros_like(t)) / count, axis=axis, keepdims=True)
-    return total if keepdims else fnp.squeeze(total, axis=norm_axes(axis, ndim(x)))
+    if keepdims or ndim(x) == 0:  # a 0-d x reduced over axis 0 stays 0-d, as NumPy's amax
+        return total
+    return fnp.squeeze(total, axis=norm_axes(axis, ndim(x)))
 
 
 for _f in (amax, amin, max, min):

@@ -348,3 +348,11 @@ def test_softmax_of_a_0d_array_matches_scipy(name):
         assert np.asarray(f(x)).shape == () and f(x) == want
         assert fnad.jit(f)(x) == want
         assert fnad.grad(lambda v: f(v) * 2.0)(x) == 0.0
+
+
+@pytest.mark.parametrize("f", [fnp.amax, fnp.amin, fnp.max, fnp.min])
+def test_jvp_of_max_min_of_a_0d_array_over_axis_0(f):
+    # found by the OpInfo oracle: the JVP squeezed axis 0 of a 0-d result (ZeroDivisionError)
+    x, t = np.array(3.0), np.array(2.0)
+    y, dy = fnad.jvp(lambda v: f(v, axis=0), (x,), (t,))
+    assert y == 3.0 and np.shape(dy) == () and dy == 2.0
