@@ -322,7 +322,12 @@ def _numpy_program(kernel, src, eqns, used):
     remap = {id(a): v for a, v in zip(src.inputs, ins) if type(a) is not Var}
     sub_eqns = [Eqn(e.prim, tuple(remap.get(id(a), a) if type(a) is not Var else a
                                   for a in e.args), e.kwargs, e.outvars) for e in eqns]
-    run = compile_graph(Graph(ins, sub_eqns, list(used), None, None, name=kernel.name))
+    need, live = set(used), []
+    for e in reversed(sub_eqns):  # only what `used` needs: a dead member of the group (dce
+        if any(v in need for v in e.outvars):  # off) may read values that are no input
+            live.append(e)
+            need.update(e.invars())
+    run = compile_graph(Graph(ins, live[::-1], list(used), None, None, name=kernel.name))
     views = [m for m, v in enumerate(used) if src.role[src.local[v]] == "bcast"]
 
     def numpy_run(*xs):

@@ -9,7 +9,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._jit import rowkernel, rows
+from fnad._jit import fusion, rowkernel, rows
 from fnad.scipy import special as fsp
 
 pytestmark = pytest.mark.skipif(not rows.self_test()[0], reason="no numba, or NumPy sums "
@@ -204,3 +204,22 @@ def test_switch_and_self_test(monkeypatch):
     assert "fused_rows" not in graph.primitive_counts()
     assert "rows: off (NumPy sums otherwise)" in graph.notes
     _same(fnad.jit(layer_norm)(x, g, b), layer_norm(x, g, b))
+
+
+def test_a_dead_member_of_a_row_group_with_dce_off(monkeypatch):
+    # program fuzzer seed 1006 (slow run): with dce off, a dead `v5 != v3` joined the row group
+    # of `max(v3)`, and the group's NumPy fallback program read the scan's result, which is no
+    # input of the kernel (KeyError while planning its memory)
+    monkeypatch.setattr(fusion, "MIN_SIZE", 2)  # as the fuzzer: small arrays join groups
+    rng = np.random.default_rng(1006)
+    x0, x1 = rng.standard_normal((5, 5)), rng.standard_normal((5,))
+
+    def f(x0, x1):
+        v3 = (x1 * x1[4]) * -1.0
+        v5 = fnad.lax.scan(lambda c, x: (fnp.maximum(c, x), c - x), x0[0], x0)[0]
+        fnp.not_equal(v5, v3)  # dead on purpose
+        fnp.max(v3, axis=-1, keepdims=True)
+        return v3
+
+    opt = set(fnad.jit.PASSES) - {"dce"}
+    np.testing.assert_array_equal(fnad.jit(f, optimize=opt, unroll=4000)(x0, x1), f(x0, x1))
