@@ -99,3 +99,12 @@ print("missing:", missing)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "missing: []" in out.stdout, out.stdout
+
+
+def test_weak_booleans_resolve_as_numpy_bool_under_jit():
+    # issue 33: a Python int under jit makes `x % 2 == 0` a weak bool; NumPy's resolve_dtypes
+    # refused the Python `bool` it was mapped to
+    f = fnad.jit(lambda x: fnp.logical_and(x % 2 == 0, x > 0))
+    assert f(24) == True and f(7) == False  # noqa: E712 - NumPy bools
+    g = fnad.jit(lambda x: fnp.logical_or(x > 0, True) + 1)
+    assert g(-3) == 2 and g(-3).dtype == np.add(np.bool_(True), 1).dtype
