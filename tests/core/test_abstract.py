@@ -108,3 +108,11 @@ def test_weak_booleans_resolve_as_numpy_bool_under_jit():
     assert f(24) == True and f(7) == False  # noqa: E712 - NumPy bools
     g = fnad.jit(lambda x: fnp.logical_or(x > 0, True) + 1)
     assert g(-3) == 2 and g(-3).dtype == np.add(np.bool_(True), 1).dtype
+
+
+def test_a_python_scalar_argument_of_jit_can_be_cast():
+    # the compiled program receives the Python int as it is; astype's implementation
+    # called int.astype (lax.switch casts its index so)
+    f = fnad.jit(lambda i: i.astype(np.int32) + np.int32(1))
+    assert f(3) == 4 and f(3).dtype == np.int32
+    assert fnad.jit(lambda x: fnp.astype(x, np.float32) * 2)(1.5) == np.float32(3.0)
