@@ -1,0 +1,257 @@
+"""`jax.lax`'s elementwise operations, built from fnad.numpy's primitives.
+
+Each is a few fnad.numpy calls, so grad, jvp, vmap and jit already hold for it. Where
+lax's semantics differ from NumPy's the difference is written out here: `div` of
+integers rounds toward zero, `rem` takes the dividend's sign, `logistic` is computed
+as `(1 + tanh(x / 2)) / 2` (no overflow for any x). Mixed dtypes are promoted as
+fnad.numpy promotes them, where JAX's lax raises (docs/lax.md).
+"""
+
+import builtins
+import enum
+
+import numpy as np
+
+from .. import numpy as fnp
+from .._ad.transforms import stop_gradient as _stop_gradient
+from .._core.abstract import aval_of
+
+__all__ = ["add", "sub", "mul", "div", "rem", "max", "min", "neg", "exp", "exp2", "log",
+           "log1p", "expm1", "tanh", "logistic", "rsqrt", "sqrt", "cbrt", "square",
+           "integer_pow", "pow", "abs", "sign", "sin", "cos", "tan", "atan2", "floor", "ceil",
+           "round", "is_finite", "eq", "ne", "lt", "le", "gt", "ge", "select", "select_n",
+           "clamp", "convert_element_type", "stop_gradient", "Precision", "full", "full_like",
+           "iota", "broadcasted_iota"]
+
+
+def _dtype(x):
+    return aval_of(x).dtype
+
+
+def add(x, y):
+    """`x + y` elementwise (`jax.lax.add`)."""
+    return fnp.add(x, y)
+
+
+def sub(x, y):
+    """`x - y` elementwise (`jax.lax.sub`)."""
+    return fnp.subtract(x, y)
+
+
+def mul(x, y):
+    """`x * y` elementwise (`jax.lax.mul`)."""
+    return fnp.multiply(x, y)
+
+
+def div(x, y):
+    """`x / y` elementwise (`jax.lax.div`); integers round toward zero, as in C.
+
+    Example:
+      div(np.array([7, -7]), 2)  # [3, -3]
+    """
+    if np.issubdtype(np.result_type(_dtype(x), _dtype(y)), np.integer):
+        return fnp.floor_divide(fnp.subtract(x, fnp.fmod(x, y)), y)
+    return fnp.divide(x, y)
+
+
+def rem(x, y):
+    """The remainder of `div(x, y)` (`jax.lax.rem`): it has the sign of `x` (C's fmod),
+    where NumPy's `%` takes the sign of `y`."""
+    return fnp.fmod(x, y)
+
+
+def max(x, y):
+    """Elementwise maximum (`jax.lax.max`); a NaN in either operand gives NaN."""
+    return fnp.maximum(x, y)
+
+
+def min(x, y):
+    """Elementwise minimum (`jax.lax.min`); a NaN in either operand gives NaN."""
+    return fnp.minimum(x, y)
+
+
+neg = fnp.negative
+exp = fnp.exp
+exp2 = fnp.exp2
+log = fnp.log
+log1p = fnp.log1p
+expm1 = fnp.expm1
+tanh = fnp.tanh
+sqrt = fnp.sqrt
+cbrt = fnp.cbrt
+square = fnp.square
+abs = fnp.abs
+sign = fnp.sign
+sin = fnp.sin
+cos = fnp.cos
+tan = fnp.tan
+atan2 = fnp.arctan2
+floor = fnp.floor
+ceil = fnp.ceil
+is_finite = fnp.isfinite
+eq = fnp.equal
+ne = fnp.not_equal
+lt = fnp.less
+le = fnp.less_equal
+gt = fnp.greater
+ge = fnp.greater_equal
+
+
+def round(x, rounding_method=0):
+    """Round to the nearest integer (`jax.lax.round`): halves away from zero
+    (`rounding_method=0`, lax's default) or to even (`1`, NumPy's `round`)."""
+    method = getattr(rounding_method, "value", rounding_method)
+    if method == 1:
+        return fnp.round(x)
+    if method != 0:
+        raise ValueError(f"lax.round: rounding_method must be 0 (AWAY_FROM_ZERO) or 1 "
+                         f"(TO_NEAREST_EVEN), got {rounding_method!r}.")
+    return fnp.sign(x) * fnp.floor(fnp.abs(x) + 0.5)
+
+
+def logistic(x):
+    """The logistic sigmoid `1 / (1 + exp(-x))` (`jax.lax.logistic`), computed as
+    `(1 + tanh(x / 2)) / 2`, which neither overflows nor loses the tails' gradient."""
+    return 0.5 * (fnp.tanh(0.5 * x) + 1.0)
+
+
+def rsqrt(x):
+    """`1 / sqrt(x)` elementwise (`jax.lax.rsqrt`)."""
+    return fnp.reciprocal(fnp.sqrt(x))
+
+
+def integer_pow(x, y):
+    """`x ** y` for a Python int `y` (`jax.lax.integer_pow`), negative `y` included.
+
+    Example:
+      integer_pow(np.array([1.0, 2.0]), 3)  # [1.0, 8.0]
+    """
+    if not isinstance(y, (int, np.integer)) or isinstance(y, bool):
+        raise TypeError(f"lax.integer_pow: the exponent must be a Python int, got "
+                        f"{type(y).__name__} {y!r}; use lax.pow for an array exponent.")
+    y = int(y)
+    out, base, n = None, x, builtins.abs(y)
+    while n:  # square and multiply: exact products, so the gradient at x = 0 is exact too
+        if n & 1:
+            out = base if out is None else fnp.multiply(out, base)
+        n >>= 1
+        if n:
+            base = fnp.multiply(base, base)
+    if out is None:
+        return fnp.ones_like(x)
+    return fnp.reciprocal(out) if y < 0 else out
+
+
+def pow(x, y):
+    """`x ** y` elementwise (`jax.lax.pow`); `y` may be an array of floats or ints."""
+    return fnp.power(x, y)
+
+
+def select(pred, on_true, on_false):
+    """`on_true` where the boolean `pred` holds, else `on_false` (`jax.lax.select`).
+
+    `pred` is a scalar or has the operands' shape.
+    """
+    if _dtype(pred) != np.bool_:
+        raise TypeError(f"lax.select: pred must be boolean, got {_dtype(pred)}; compare first "
+                        "(e.g. x > 0), or use lax.select_n for an integer selector.")
+    return fnp.where(pred, on_true, on_false)
+
+
+def select_n(which, *cases):
+    """`cases[which]` elementwise (`jax.lax.select_n`): `which` is boolean (two cases) or an
+    integer in `[0, len(cases))`; out-of-range indices give one of the cases, as in JAX
+    (whose result is then unspecified).
+
+    Example:
+      select_n(np.array([0, 2, 1]), a, b, c)  # [a[0], c[1], b[2]]
+    """
+    if not cases:
+        raise ValueError("lax.select_n: give at least one case.")
+    dt = _dtype(which)
+    if dt == np.bool_:
+        if len(cases) > 2:
+            raise ValueError(f"lax.select_n: a boolean selector picks from at most 2 cases, "
+                             f"got {len(cases)}; use an integer selector.")
+        return cases[0] if len(cases) == 1 else fnp.where(which, cases[1], cases[0])
+    if not np.issubdtype(dt, np.integer):
+        raise TypeError(f"lax.select_n: which must be boolean or integer, got {dt}.")
+    out = cases[0]
+    for i, case in enumerate(cases[1:], 1):
+        out = fnp.where(fnp.equal(which, i), case, out)
+    return out
+
+
+def clamp(min, x, max):
+    """`x` clipped to `[min, max]` elementwise (`jax.lax.clamp`; note lax's argument order).
+    The bounds broadcast; gradients reach `x` inside the interval and the bound outside."""
+    return fnp.minimum(fnp.maximum(x, min), max)
+
+
+def convert_element_type(operand, new_dtype):
+    """`operand` as `new_dtype` (`jax.lax.convert_element_type`); floats to integers
+    truncate toward zero, complex to real keeps the real part. Differentiable between
+    floating dtypes."""
+    dt = np.dtype(new_dtype)
+    if np.iscomplexobj(np.zeros((), _dtype(operand))) and dt.kind != "c":
+        operand = fnp.real(operand)
+    return fnp.asarray(operand).astype(dt)
+
+
+def stop_gradient(x):
+    """`x`, with no derivative flowing through it (`jax.lax.stop_gradient`); pytrees too."""
+    return _stop_gradient(x)
+
+
+class Precision(enum.Enum):
+    """`jax.lax.Precision`, accepted wherever lax takes `precision=` and otherwise ignored:
+    NumPy (and CuPy) multiply in the operands' own dtype, so every value is HIGHEST."""
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    def __str__(self):
+        return self.name
+
+
+_PRECISION_NAMES = {"default": Precision.DEFAULT, "fastest": Precision.DEFAULT,
+                    "bfloat16": Precision.DEFAULT, "high": Precision.HIGH,
+                    "bfloat16_3x": Precision.HIGH, "tensorfloat32": Precision.HIGH,
+                    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST}
+
+
+def check_precision(fname, precision):
+    """Validate a `precision=` argument (None, a Precision, its name, or a pair of them)."""
+    items = precision if isinstance(precision, (tuple, list)) else (precision,)
+    for p in items:
+        ok = p is None or isinstance(p, Precision) or (
+            isinstance(p, str) and p.lower() in _PRECISION_NAMES)
+        if not ok:
+            raise ValueError(f"{fname}: precision must be None, a lax.Precision, one of "
+                             f"{sorted(_PRECISION_NAMES)} or a pair of them, got {p!r}.")
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of `shape` filled with `fill_value` (`jax.lax.full`)."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return fnp.full(shape, fill_value, dtype)
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    """An array like `x` (its shape and dtype unless given) filled with `fill_value`."""
+    av = aval_of(x)
+    return full(av.shape if shape is None else shape, fill_value,
+                av.dtype if dtype is None else dtype)
+
+
+def iota(dtype, size):
+    """`[0, 1, ..., size - 1]` as `dtype` (`jax.lax.iota`)."""
+    return fnp.arange(int(size), dtype=np.dtype(dtype))
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    """An array of `shape` counting along `dimension` (`jax.lax.broadcasted_iota`)."""
+    shape = tuple(int(s) for s in shape)
+    d = int(dimension) % len(shape)
+    line = fnp.reshape(iota(dtype, shape[d]), (1,) * d + (shape[d],) + (1,) * (len(shape) - d - 1))
+    return fnp.broadcast_to(line, shape)
