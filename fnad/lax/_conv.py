@@ -18,9 +18,9 @@ from ._elementwise import check_precision
 from ._reduce import padtype_to_pads
 from ._structural import pad
 
-__all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
-           "conv_with_general_padding", "conv_transpose", "conv_shape_tuple",
-           "conv_general_shape_tuple", "conv_transpose_shape_tuple"]
+__all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations",
+           "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
+           "conv_shape_tuple", "conv_general_shape_tuple", "conv_transpose_shape_tuple"]
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -67,6 +67,17 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
         return ConvDimensionNumbers(_spec_perm(lhs, "N", "C", rhs), _spec_perm(rhs, "O", "I", rhs),
                                     _spec_perm(out, "N", "C", rhs))
     return ConvDimensionNumbers(tuple(lhs), tuple(rhs), tuple(out))
+
+
+def conv_general_permutations(dimension_numbers):
+    """The (lhs, rhs, out) axis permutations of three layout strings such as
+    `("NHWC", "HWIO", "NHWC")` (`jax.lax.conv_general_permutations`)."""
+    lhs, rhs, out = dimension_numbers
+    if not all(isinstance(s, str) for s in (lhs, rhs, out)):
+        raise TypeError(f"conv_general_permutations: takes three layout strings, got "
+                        f"{dimension_numbers!r}.")
+    shape = (1,) * len(lhs)
+    return tuple(conv_dimension_numbers(shape, shape, dimension_numbers))
 
 
 def _spatial_pads(lhs_spatial, eff_kernel, strides, padding):

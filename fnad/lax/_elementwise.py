@@ -21,7 +21,10 @@ __all__ = ["add", "sub", "mul", "div", "rem", "max", "min", "neg", "exp", "exp2"
            "integer_pow", "pow", "abs", "sign", "sin", "cos", "tan", "atan2", "floor", "ceil",
            "round", "is_finite", "eq", "ne", "lt", "le", "gt", "ge", "select", "select_n",
            "clamp", "convert_element_type", "stop_gradient", "Precision", "full", "full_like",
-           "iota", "broadcasted_iota"]
+           "iota", "broadcasted_iota", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh",
+           "atanh", "reciprocal", "nextafter", "real", "imag", "conj", "complex", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right_arithmetic",
+           "shift_right_logical", "RoundingMethod", "optimization_barrier"]
 
 
 def _dtype(x):
@@ -95,6 +98,56 @@ lt = fnp.less
 le = fnp.less_equal
 gt = fnp.greater
 ge = fnp.greater_equal
+
+
+sinh = fnp.sinh
+cosh = fnp.cosh
+asin = fnp.arcsin
+acos = fnp.arccos
+atan = fnp.arctan
+asinh = fnp.arcsinh
+acosh = fnp.arccosh
+atanh = fnp.arctanh
+reciprocal = fnp.reciprocal
+nextafter = fnp.nextafter
+real = fnp.real
+imag = fnp.imag
+conj = fnp.conj
+bitwise_and = fnp.bitwise_and
+bitwise_or = fnp.bitwise_or
+bitwise_xor = fnp.bitwise_xor
+bitwise_not = fnp.invert
+shift_left = fnp.left_shift
+shift_right_arithmetic = fnp.right_shift  # NumPy's >> of a signed integer keeps the sign
+
+
+def shift_right_logical(x, y):
+    """`x >> y` filling with zeros, signed integers included (`jax.lax.shift_right_logical`):
+    the shift runs on the unsigned integer of the same width."""
+    dt = _dtype(x)
+    if dt.kind != "i":
+        return fnp.right_shift(x, y)
+    unsigned = np.dtype(f"u{dt.itemsize}")
+    return fnp.right_shift(fnp.asarray(x).astype(unsigned),
+                           fnp.asarray(y).astype(unsigned)).astype(dt)
+
+
+def complex(x, y):
+    """`x + 1j * y` elementwise (`jax.lax.complex`)."""
+    return fnp.add(x, fnp.multiply(1j, y))
+
+
+def optimization_barrier(operand, /):
+    """`operand` (a pytree) unchanged (`jax.lax.optimization_barrier`): fnad.jit does not
+    move computations across program boundaries the way XLA does, so there is nothing to
+    hold back."""
+    return operand
+
+
+class RoundingMethod(enum.IntEnum):
+    """`jax.lax.RoundingMethod`: how `lax.round` rounds halves."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
 
 
 def round(x, rounding_method=0):

@@ -18,8 +18,8 @@ from . import _elementwise as _ew
 from ._structural import pad
 
 __all__ = ["reduce", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
-           "reduce_or", "argmax", "argmin", "reduce_window", "reduce_window_shape_tuple",
-           "padtype_to_pads", "dot_general", "dot", "batch_matmul"]
+           "reduce_or", "reduce_xor", "argmax", "argmin", "reduce_window",
+           "reduce_window_shape_tuple", "padtype_to_pads", "dot_general", "dot", "batch_matmul"]
 
 # computations recognised by `reduce`: fnad.numpy's reduction for each
 _MONOIDS = {_ew.add: fnp.sum, fnp.add: fnp.sum, _ew.mul: fnp.prod, fnp.multiply: fnp.prod,
@@ -105,6 +105,12 @@ reduce_max = _over_axes(fnp.max, "reduce_max", "The maximum")
 reduce_min = _over_axes(fnp.min, "reduce_min", "The minimum")
 reduce_and = _over_axes(fnp.all, "reduce_and", "Logical and")
 reduce_or = _over_axes(fnp.any, "reduce_or", "Logical or")
+
+
+def reduce_xor(operand, axes):
+    """Bitwise (logical, for booleans) exclusive or over `axes` (`jax.lax.reduce_xor`)."""
+    zero = np.zeros((), aval_of(operand).dtype)
+    return reduce(operand, zero, fnp.bitwise_xor, axes)
 
 
 def argmax(operand, axis, index_dtype):

@@ -17,7 +17,8 @@ from .._core.tracer import Tracer
 __all__ = ["slice", "slice_in_dim", "index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
            "dynamic_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim",
            "dynamic_update_index_in_dim", "pad", "concatenate", "broadcast", "broadcast_in_dim",
-           "reshape", "squeeze", "expand_dims", "transpose", "rev"]
+           "reshape", "squeeze", "expand_dims", "transpose", "rev", "collapse",
+           "broadcast_to_rank", "broadcast_shapes", "split"]
 
 
 def _shape(x):
@@ -326,3 +327,37 @@ def rev(operand, dimensions):
     """`operand` reversed along `dimensions` (`jax.lax.rev`)."""
     dims = tuple(dimensions)
     return fnp.flip(operand, dims) if dims else fnp.asarray(operand)
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """`operand` with axes `start_dimension` up to `stop_dimension` merged into one
+    (`jax.lax.collapse`)."""
+    shape = _shape(operand)
+    lo, hi, _ = builtins.slice(start_dimension, stop_dimension).indices(len(shape))
+    size = 1
+    for s in shape[lo:hi]:
+        size *= s
+    return fnp.reshape(operand, shape[:lo] + (size,) + shape[hi:])
+
+
+def broadcast_to_rank(x, rank):
+    """`x` with leading size-1 axes up to `rank` dimensions (`jax.lax.broadcast_to_rank`)."""
+    shape = _shape(x)
+    return fnp.reshape(x, (1,) * (rank - len(shape)) + shape) if rank > len(shape) else x
+
+
+def broadcast_shapes(*shapes):
+    """The shape that `shapes` broadcast to (`jax.lax.broadcast_shapes`)."""
+    return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
+
+
+def split(operand, sizes, axis=0):
+    """`operand` cut along `axis` into pieces of `sizes` (`jax.lax.split`)."""
+    shape = _shape(operand)
+    axis = _axis("lax.split", axis, len(shape))
+    sizes = [int(s) for s in sizes]
+    if sum(sizes) != shape[axis] or any(s < 0 for s in sizes):
+        raise ValueError(f"lax.split: sizes {sizes} must be non-negative and add up to "
+                         f"{shape[axis]}, the size of axis {axis}.")
+    bounds = np.cumsum([0] + sizes)
+    return [slice_in_dim(operand, int(a), int(b), 1, axis) for a, b in zip(bounds, bounds[1:])]

@@ -73,6 +73,22 @@ CASES = [
     ("round", lambda L, x: L.round(np.array([0.5, 1.5, -2.5, 2.4]) + x[0]), (np.zeros((1, 4)),),
      None),
     ("stop_gradient", lambda L, x: L.mul(L.stop_gradient(x), x), (X,), None),
+    ("trig", lambda L, x: L.add(L.add(L.sinh(x), L.cosh(x)), L.add(L.atan(x), L.asinh(x))),
+     (X,), (0,)),
+    ("inverse_trig", lambda L, x: L.add(L.add(L.asin(x), L.acos(x)), L.atanh(x)),
+     (X * 0.2,), (0,)),
+    ("acosh_reciprocal", lambda L, x: L.mul(L.acosh(L.add(x, 1.0)), L.reciprocal(x)),
+     (POS,), (0,)),
+    ("complex_parts", lambda L, x, y: L.add(L.real(L.conj(L.complex(x, y))),
+                                             L.imag(L.complex(x, y))), (X, Y), (0, 1)),
+    ("nextafter", lambda L, x, y: L.nextafter(x, y), (X, Y), None),
+    ("bitwise", lambda L, a, b: L.bitwise_xor(L.bitwise_and(a, b),
+                                              L.bitwise_or(L.bitwise_not(a), b)), (IA, JA), None),
+    ("shifts", lambda L, a: (L.shift_left(a, np.int64(3)), L.shift_right_arithmetic(a, np.int64(1)),
+                             L.shift_right_logical(a, np.int64(60))), (IA,), None),
+    ("round_enum", lambda L, x: L.round(x, L.RoundingMethod.TO_NEAREST_EVEN),
+     (np.array([0.5, 1.5, -2.5]),), None),
+    ("optimization_barrier", lambda L, x, y: L.optimization_barrier((x, y)), (X, Y), (0, 1)),
     ("iota", lambda L: L.iota(np.int32, 5), (), None),
     ("broadcasted_iota", lambda L: L.broadcasted_iota(np.int32, (2, 3), 1), (), None),
     ("full", lambda L, x: L.add(L.full((3, 4), 2.5), x), (X,), (0,)),
@@ -103,6 +119,9 @@ CASES = [
     ("expand_dims", lambda L, x: L.expand_dims(x, (0, 2)), (X,), (0,)),
     ("transpose", lambda L, x: L.transpose(x, (1, 0)), (X,), (0,)),
     ("rev", lambda L, x: L.rev(x, (0, 1)), (X,), (0,)),
+    ("collapse", lambda L, x: L.collapse(x, 1, 3), (IMG,), (0,)),
+    ("broadcast_to_rank", lambda L, x: L.broadcast_to_rank(x, 4), (X,), (0,)),
+    ("split", lambda L, x: L.split(x, (1, 0, 3), 1), (X,), (0,)),
     ("sort", lambda L, x: L.sort(x, 0), (X,), (0,)),
     ("sort_num_keys", lambda L, k, x: L.sort((k, L.neg(k), x), 1, num_keys=2),
      (KEYS, n(3, 5)), (1,)),
@@ -122,6 +141,8 @@ CASES = [
     ("reduce_variadic", lambda L, x: L.reduce((x, np.broadcast_to(np.arange(4), (3, 4))),
                                               (-np.inf, 0), _argmax_pair(L), (1,)), (X,), None),
     ("reduce_sum", lambda L, x: L.reduce_sum(x, (1,)), (X,), (0,)),
+    ("reduce_xor", lambda L, a: L.reduce_xor(a, (0,)), (np.array([[3, 5], [6, 1], [7, 7]]),),
+     None),
     ("argmax", lambda L, x: L.argmax(x, 1, np.int32), (X,), None),
     ("reduce_window_max", lambda L, x: L.reduce_window(x, -np.inf, L.max, (1, 1, 3, 2),
                                                        (1, 1, 2, 2), "SAME"), (IMG,), (0,)),
@@ -248,6 +269,28 @@ def test_stop_gradient_blocks_the_derivative():
     g = fnad.grad(lambda p: fnp.sum(lax.stop_gradient(p)["a"] * p["b"]))({"a": X, "b": Y})
     _close(g["a"], np.zeros_like(X))
     _close(g["b"], X)
+
+
+def test_shape_helpers_match_jax():
+    jax = pytest.importorskip("jax")
+    L = jax.lax
+    assert lax.broadcast_shapes((2, 1), (3,)) == L.broadcast_shapes((2, 1), (3,))
+    for dn in [DN, ("NCHW", "OIHW", "NCHW"), ("NWHC", "OHIW", "CNHW")]:
+        assert lax.conv_general_permutations(dn) == L.conv_general_permutations(dn)
+    args = [((2, 7, 9, 3), (3, 2, 3, 8), (2, 1), "SAME", DN),
+            ((2, 7, 9, 3), (3, 2, 3, 8), (1, 3), [(1, 0), (2, 2)], DN)]
+    for a in args:
+        assert lax.conv_general_shape_tuple(*a) == tuple(L.conv_general_shape_tuple(*a))
+    for a in args[:1] + [((2, 7, 9, 3), (3, 2, 3, 8), (2, 2), "VALID", DN)]:
+        assert lax.conv_transpose_shape_tuple(*a) == tuple(L.conv_transpose_shape_tuple(*a))
+    assert lax.conv_shape_tuple((2, 3, 7, 9), (4, 3, 3, 2), (2, 1), "SAME_LOWER", 2) == tuple(
+        L.conv_shape_tuple((2, 3, 7, 9), (4, 3, 3, 2), (2, 1), "SAME_LOWER", 2))
+    for a in [((7, 9), (3, 2), (2, 2), ((1, 1), (0, 1)), (2, 1), (1, 2)),
+              ((5, 5), (2, 2), (1, 1), ((0, 0), (0, 0)))]:
+        assert lax.reduce_window_shape_tuple(*a) == tuple(L.reduce_window_shape_tuple(*a))
+    for pad in ("SAME", "SAME_LOWER", "VALID"):
+        want = [tuple(p) for p in L.padtype_to_pads((5, 8), (3, 4), (2, 3), pad)]
+        assert [tuple(p) for p in lax.padtype_to_pads((5, 8), (3, 4), (2, 3), pad)] == want
 
 
 def test_precision_is_accepted_and_checked():
