@@ -317,3 +317,36 @@ def test_precision_is_accepted_and_checked():
 def test_bad_input_names_the_function(call, match):
     with pytest.raises((TypeError, ValueError, IndexError), match=match):
         call()
+
+
+def _cnn(L, np_, w1, w2, x):
+    y = np_.tanh(L.conv_general_dilated(x, w1, (1, 1), "SAME", dimension_numbers=DN))
+    y = L.reduce_window(y, -np.inf, L.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    y = L.reduce_window(y, 0.0, L.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4
+    return np_.sum(L.dot_general(y.reshape(4, -1), w2, (((1,), (0,)), ((), ()))) ** 2)
+
+
+def test_a_small_cnn_under_jit_of_grad_matches_jax():
+    jax = pytest.importorskip("jax")
+    args = (n(3, 3, 2, 4) * 0.3, n(16, 3) * 0.3, n(4, 8, 8, 2))
+    got = fnad.jit(fnad.grad(lambda *a: _cnn(lax, fnp, *a), (0, 1)))(*args)
+    with jax.enable_x64(True):
+        want = jax.grad(lambda *a: _cnn(jax.lax, jax.numpy, *a), (0, 1))(*args)
+    _close(got, want, 1e-12)
+
+
+def test_loops_write_with_dynamic_update_slice_and_branch_with_switch():
+    def body(i, buf):
+        return lax.dynamic_update_slice_in_dim(buf, fnp.full((1, 3), i * 1.0), i, 0)
+    out = fnad.jit(lambda b: lax.fori_loop(0, 4, body, b))(np.zeros((4, 3)))
+    np.testing.assert_array_equal(out, np.repeat(np.arange(4.0)[:, None], 3, 1))
+
+    def total(v):
+        def step(c, i):
+            piece = lax.dynamic_slice_in_dim(v, i, 2)
+            return c + lax.switch(i % 2, [fnp.sum, fnp.prod], piece), None
+        return lax.scan(step, 0.0, np.arange(4))[0]
+    v = n(6)
+    want = v[0] + v[1] + v[1] * v[2] + v[2] + v[3] + v[3] * v[4]
+    np.testing.assert_allclose(fnad.jit(total)(v), want, rtol=1e-14)
+    check_grads(total, (v,), order=2, modes=("rev", "fwd"))
