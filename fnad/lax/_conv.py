@@ -143,7 +143,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     _check_groups(n, c, o, i, fgc, bgc)
     eff = _dilated(ks, rdil)
     pads = _spatial_pads(tuple(sp), eff, strides, padding)
-    x = pad(x, fnp.zeros((), aval_of(x).dtype),
+    x = pad(x, 0,
             [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, ldil)])
     full = aval_of(x).shape[2:]
     out = tuple(0 if p < e else (p - e) // s + 1 for p, e, s in zip(full, eff, strides))
@@ -154,7 +154,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
             for t, r, s, m in zip(offset, rdil, strides, out))
         taps.append(fnp.reshape(x[index], (n, c, -1)))
     pos = int(np.prod(out, dtype=np.int64))
-    cols = fnp.stack(taps, axis=2) if taps else fnp.zeros((n, c, 0, pos), aval_of(x).dtype)
+    cols = fnp.stack(taps, axis=2) if taps else fnp.zeros_like(x, shape=(n, c, 0, pos))
     kern = fnp.reshape(w, (o, i, -1))
     if bgc > 1:
         cols = fnp.reshape(cols, (bgc, n // bgc, c, -1, pos))

@@ -15,7 +15,7 @@ from .. import numpy as fnp
 from .._core.abstract import aval_of
 from .._core.tree import tree_flatten, tree_unflatten
 from . import _elementwise as _ew
-from ._structural import pad
+from ._structural import pad, scalar_like
 
 __all__ = ["reduce", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
            "reduce_or", "reduce_xor", "argmax", "argmin", "reduce_window",
@@ -57,7 +57,7 @@ def _operands(fname, operands, init_values, computation):
     leaves = [fnp.asarray(x) for x in leaves]
     if any(aval_of(x).shape != aval_of(leaves[0]).shape for x in leaves):
         raise ValueError(f"{fname}: every operand must have the same shape.")
-    inits = [fnp.asarray(i).astype(aval_of(x).dtype) for i, x in zip(inits, leaves)]
+    inits = [scalar_like(i, aval_of(x).dtype) for i, x in zip(inits, leaves)]
 
     def combine(a, b):
         out, out_tree = tree_flatten(computation(tree_unflatten(tree, a),
@@ -82,7 +82,8 @@ def reduce(operands, init_values, computation, dimensions):
     dims = _dims("lax.reduce", dimensions, len(shape))
     kept = tuple(s for i, s in enumerate(shape) if i not in dims)
     if any(shape[d] == 0 for d in dims):
-        return tree_unflatten(tree, [fnp.full(kept, i, aval_of(i).dtype) for i in inits])
+        return tree_unflatten(tree, [fnp.full_like(x, i, shape=kept)
+                                     for i, x in zip(inits, leaves)])
     monoid = _MONOIDS.get(computation) if len(leaves) == 1 else None
     if monoid is not None:
         return tree_unflatten(tree, combine(inits, [monoid(leaves[0], axis=dims)]))
@@ -109,8 +110,7 @@ reduce_or = _over_axes(fnp.any, "reduce_or", "Logical or")
 
 def reduce_xor(operand, axes):
     """Bitwise (logical, for booleans) exclusive or over `axes` (`jax.lax.reduce_xor`)."""
-    zero = np.zeros((), aval_of(operand).dtype)
-    return reduce(operand, zero, fnp.bitwise_xor, axes)
+    return reduce(operand, 0, fnp.bitwise_xor, axes)
 
 
 def argmax(operand, axis, index_dtype):
@@ -194,7 +194,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     out_shape = reduce_window_shape_tuple(shape, window, strides, pads, base, wdil)
     padded = [pad(x, i, [(lo, hi, b - 1) for (lo, hi), b in zip(pads, base)])
               for x, i in zip(leaves, inits)]
-    acc = [fnp.full(out_shape, i, aval_of(i).dtype) for i in inits]
+    acc = [fnp.full_like(x, i, shape=out_shape) for i, x in zip(inits, leaves)]
     for offset in itertools.product(*(range(w) for w in window)):
         index = tuple(slice(k * r, k * r + (n - 1) * s + 1, s) if n else slice(0, 0)
                       for k, r, s, n in zip(offset, wdil, strides, out_shape))

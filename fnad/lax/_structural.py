@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import aval_of
+from .._core.backend import array_module, is_device_array
 from .._core.tracer import Tracer
 
 __all__ = ["slice", "slice_in_dim", "index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
@@ -23,6 +24,20 @@ __all__ = ["slice", "slice_in_dim", "index_in_dim", "dynamic_slice", "dynamic_sl
 
 def _shape(x):
     return aval_of(x).shape
+
+
+def module_of(x):
+    """The array module (NumPy or the device's) that `x` lives in, read without its value."""
+    return aval_of(x).xp if isinstance(x, Tracer) else array_module(x)
+
+
+def scalar_like(value, dtype):
+    """`value` as a scalar of `dtype` that mixes with arrays on any device: a traced or
+    device value cast (it stays where it is), anything else the Python number of its value
+    in `dtype` (weakly typed, so it takes the array's dtype)."""
+    if isinstance(value, Tracer) or is_device_array(value):
+        return fnp.asarray(value).astype(dtype)
+    return np.asarray(value).astype(dtype).item()
 
 
 def _axis(fname, axis, nd):
@@ -124,13 +139,14 @@ def _starts(fname, operand_shape, start_indices, sizes, allow_negative):
             for i, s, d, f in zip(start_indices, sizes, operand_shape, flags)]
 
 
-def _open_index(starts, sizes):
+def _open_index(operand, starts, sizes):
     """An index tuple selecting the box at `starts` of `sizes`: slices where the start is a
-    Python int, broadcasting index arrays (an open mesh) where one is traced."""
+    Python int, broadcasting index arrays (an open mesh, where `operand` lives) where one is
+    traced."""
     if not any(isinstance(s, Tracer) for s in starts):
         return tuple(builtins.slice(s, s + n) for s, n in zip(starts, sizes))
-    nd = len(starts)
-    return tuple(fnp.reshape(s + fnp.arange(n), (1,) * k + (n,) + (1,) * (nd - k - 1))
+    xp, nd = module_of(operand), len(starts)
+    return tuple(fnp.reshape(s + xp.arange(n), (1,) * k + (n,) + (1,) * (nd - k - 1))
                  for k, (s, n) in enumerate(zip(starts, sizes)))
 
 
@@ -144,7 +160,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     shape = _shape(operand)
     sizes = tuple(int(s) for s in slice_sizes)
     starts = _starts("lax.dynamic_slice", shape, start_indices, sizes, allow_negative_indices)
-    return fnp.getitem(operand, _open_index(starts, sizes))  # NumPy's [] takes no tracer
+    return fnp.getitem(operand, _open_index(operand, starts, sizes))  # NumPy's [] takes no tracer
 
 
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
@@ -156,7 +172,7 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
                          f"shape {shape} need the same number of dimensions.")
     starts = _starts("lax.dynamic_update_slice", shape, start_indices, ushape,
                      allow_negative_indices)
-    return fnp.at(operand)[_open_index(starts, ushape)].set(update)
+    return fnp.at(operand)[_open_index(operand, starts, ushape)].set(update)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
@@ -211,7 +227,7 @@ def _interior(x, axis, gap, fill):
     big = list(shape)
     big[axis] = n + (n - 1) * gap
     index = (builtins.slice(None),) * axis + (builtins.slice(None, None, gap + 1),)
-    return fnp.at(fnp.full(tuple(big), fill, aval_of(x).dtype))[index].set(x)
+    return fnp.at(fnp.full_like(x, fill, shape=tuple(big)))[index].set(x)
 
 
 def _edges(x, axis, lo, hi, fill):
@@ -227,7 +243,7 @@ def _edges(x, axis, lo, hi, fill):
         if amount > 0:
             side = list(shape)
             side[axis] = amount
-            parts.append(fnp.full(tuple(side), fill, aval_of(x).dtype))
+            parts.append(fnp.full_like(x, fill, shape=tuple(side)))
         else:
             parts.append(None)
     pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
@@ -251,7 +267,7 @@ def pad(operand, padding_value, padding_config):
         raise TypeError(f"lax.pad: padding_value must be a scalar, got shape "
                         f"{aval_of(padding_value).shape}.")
     x = fnp.asarray(operand)
-    fill = fnp.asarray(padding_value).astype(aval_of(x).dtype)
+    fill = scalar_like(padding_value, aval_of(x).dtype)
     for axis, (lo, hi, gap) in enumerate(config):
         n = shape[axis]
         grown = n + (n - 1) * gap if n else 0
