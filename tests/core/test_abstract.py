@@ -116,3 +116,10 @@ def test_a_python_scalar_argument_of_jit_can_be_cast():
     f = fnad.jit(lambda i: i.astype(np.int32) + np.int32(1))
     assert f(3) == 4 and f(3).dtype == np.int32
     assert fnad.jit(lambda x: fnp.astype(x, np.float32) * 2)(1.5) == np.float32(3.0)
+
+
+def test_full_like_with_a_numpy_scalar_fill_stages():
+    # the fill (a NumPy scalar) reached np.full_like's abstract evaluation as a ShapedArray
+    x = np.ones((2, 3), np.float32)
+    out = fnad.jit(lambda x: fnp.full_like(x, np.float64(0.5), shape=(4,)))(x)
+    assert out.shape == (4,) and out.dtype == np.float32 and np.all(out == 0.5)
