@@ -1,9 +1,9 @@
 """`jax.lax`'s convolutions and their shape helpers, from fnad.numpy.
 
-`conv_general_dilated` moves the operands to (N, C, spatial...) and (O, I, spatial...),
+`conv_general_dilated` moves the operands to (N, spatial..., C) and (O, I, spatial...),
 dilates and pads the input with `lax.pad`, gathers one strided slice of it per kernel
-position (im2col) and contracts those with the kernel in one `einsum`; feature and
-batch groups are reshapes around that einsum. Being built from fnad.numpy, it has every
+position (im2col) and contracts those with the kernel in one matrix product (one per
+group; feature and batch groups are reshapes around it). Being built from fnad.numpy, it has every
 transform's rules, to any order. `precision=` is accepted and ignored (docs/lax.md).
 """
 
@@ -127,8 +127,10 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         dt = np.dtype(preferred_element_type)
         x, w = x.astype(dt), w.astype(dt)
     dn = conv_dimension_numbers(aval_of(x).shape, aval_of(w).shape, dimension_numbers)
-    x, w = fnp.transpose(x, dn.lhs_spec), fnp.transpose(w, dn.rhs_spec)
-    (n, c, *sp), (o, i, *ks) = aval_of(x).shape, aval_of(w).shape
+    # channels last inside: (n, *spatial, c), so each tap is a (n * positions, c) block
+    x = fnp.transpose(x, (dn.lhs_spec[0],) + tuple(dn.lhs_spec[2:]) + (dn.lhs_spec[1],))
+    w = fnp.transpose(w, dn.rhs_spec)
+    (n, *sp, c), (o, i, *ks) = aval_of(x).shape, aval_of(w).shape
     k = len(sp)
     strides = tuple(int(s) for s in window_strides)
     ldil = (1,) * k if lhs_dilation is None else tuple(int(d) for d in lhs_dilation)
@@ -143,29 +145,54 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     _check_groups(n, c, o, i, fgc, bgc)
     eff = _dilated(ks, rdil)
     pads = _spatial_pads(tuple(sp), eff, strides, padding)
-    x = pad(x, 0,
-            [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, ldil)])
-    full = aval_of(x).shape[2:]
-    out = tuple(0 if p < e else (p - e) // s + 1 for p, e, s in zip(full, eff, strides))
+    x = pad(x, 0, [(0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, ldil)]
+            + [(0, 0, 0)])
+    out = tuple(0 if p < e else (p - e) // s + 1
+                for p, e, s in zip(aval_of(x).shape[1:-1], eff, strides))
+    y = _contract(_im2col(x, ks, rdil, strides, out), w, fgc, bgc)
+    y = fnp.reshape(y, (aval_of(y).shape[0],) + out + (o,))
+    # axis a of the result holds canonical axis j (out_spec[j] == a), which sits in y at
+    # 0 (batch), k + 1 (features) or j - 1 (spatial)
+    where = [0, k + 1] + list(range(1, k + 1))
+    return fnp.transpose(y, tuple(where[j] for j in np.argsort(dn.out_spec)))
+
+
+def _im2col(x, ks, rdil, strides, out):
+    """(n, positions, taps, c): for each output position the input entries its kernel taps
+    read (the taps joined along the channels: contiguous blocks, the fastest copy)."""
+    n, c = aval_of(x).shape[0], aval_of(x).shape[-1]
     taps = []
     for offset in itertools.product(*(range(kk) for kk in ks)):
-        index = (slice(None), slice(None)) + tuple(
+        index = (slice(None),) + tuple(
             slice(t * r, t * r + (m - 1) * s + 1, s) if m else slice(0, 0)
-            for t, r, s, m in zip(offset, rdil, strides, out))
-        taps.append(fnp.reshape(x[index], (n, c, -1)))
+            for t, r, s, m in zip(offset, rdil, strides, out)) + (slice(None),)
+        taps.append(x[index])
     pos = int(np.prod(out, dtype=np.int64))
-    cols = fnp.stack(taps, axis=2) if taps else fnp.zeros_like(x, shape=(n, c, 0, pos))
-    kern = fnp.reshape(w, (o, i, -1))
-    if bgc > 1:
-        cols = fnp.reshape(cols, (bgc, n // bgc, c, -1, pos))
-        kern = fnp.reshape(kern, (bgc, o // bgc, i, -1))
-        y = fnp.reshape(fnp.einsum("bnckp,bock->nbop", cols, kern), (n // bgc, o, pos))
-    else:
-        cols = fnp.reshape(cols, (n, fgc, c // fgc, -1, pos))
-        kern = fnp.reshape(kern, (fgc, o // fgc, i, -1))
-        y = fnp.reshape(fnp.einsum("ngckp,gock->ngop", cols, kern), (n, o, pos))
-    y = fnp.reshape(y, aval_of(y).shape[:2] + out)
-    return fnp.transpose(y, tuple(int(a) for a in np.argsort(dn.out_spec)))
+    if not taps:
+        return fnp.zeros_like(x, shape=(n, pos, 0, c))
+    return fnp.reshape(fnp.concatenate(taps, axis=-1), (n, pos, len(taps), c))
+
+
+def _contract(cols, w, fgc, bgc):
+    """(n', positions, o): the im2col blocks times the kernel, one matmul per group (a single
+    (n * positions, taps * c) @ (taps * c, o) product, BLAS's best case, without groups)."""
+    n, pos, taps, c = aval_of(cols).shape
+    o, i = aval_of(w).shape[:2]
+    kern = fnp.swapaxes(fnp.reshape(w, (o, i, taps)), 1, 2)  # (o, taps, i): as cols
+    if bgc > 1:  # batch group g pairs lhs rows g * n/B ... with outputs g * o/B ...
+        cols = fnp.reshape(cols, (bgc, (n // bgc) * pos, taps * c))
+        kern = fnp.swapaxes(fnp.reshape(kern, (bgc, o // bgc, taps * i)), 1, 2)
+        y = fnp.reshape(fnp.matmul(cols, kern), (bgc, n // bgc, pos, o // bgc))
+        return fnp.reshape(fnp.transpose(y, (1, 2, 0, 3)), (n // bgc, pos, o))
+    if fgc == 1:
+        y = fnp.matmul(fnp.reshape(cols, (n * pos, taps * c)),
+                       fnp.transpose(fnp.reshape(kern, (o, taps * i))))
+        return fnp.reshape(y, (n, pos, o))
+    cols = fnp.reshape(fnp.transpose(fnp.reshape(cols, (n * pos, taps, fgc, i)), (2, 0, 1, 3)),
+                       (fgc, n * pos, taps * i))
+    kern = fnp.swapaxes(fnp.reshape(kern, (fgc, o // fgc, taps * i)), 1, 2)
+    y = fnp.transpose(fnp.matmul(cols, kern), (1, 0, 2))  # (n * positions, groups, o / groups)
+    return fnp.reshape(y, (n, pos, o))
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
