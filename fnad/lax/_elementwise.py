@@ -159,7 +159,10 @@ def round(x, rounding_method=0):
     if method != 0:
         raise ValueError(f"lax.round: rounding_method must be 0 (AWAY_FROM_ZERO) or 1 "
                          f"(TO_NEAREST_EVEN), got {rounding_method!r}.")
-    return fnp.sign(x) * fnp.floor(fnp.abs(x) + 0.5)
+    finite = fnp.isfinite(x)
+    a = fnp.abs(fnp.where(finite, x, 0))  # (inf - floor(inf) would warn)
+    down = fnp.floor(a)  # (not floor(a + 0.5): that rounds 0.49999999999999994 up)
+    return fnp.where(finite, fnp.copysign(fnp.where(a - down >= 0.5, down + 1, down), x), x)
 
 
 def logistic(x):
