@@ -350,3 +350,19 @@ def test_loops_write_with_dynamic_update_slice_and_branch_with_switch():
     want = v[0] + v[1] + v[1] * v[2] + v[2] + v[3] + v[3] * v[4]
     np.testing.assert_allclose(fnad.jit(total)(v), want, rtol=1e-14)
     check_grads(total, (v,), order=2, modes=("rev", "fwd"))
+
+
+def test_vmap_with_a_start_and_an_index_per_example_matches_jax():
+    jax = pytest.importorskip("jax")
+    xs, us = n(4, 3, 5), n(4, 2, 2)
+    starts, picks = np.array([-1, 0, 2, 7], np.int32), np.array([0, 2, 1, 5], np.int32)
+
+    def f(L, x, u, s, k):
+        part = L.dynamic_slice(x, (s, s), (2, 3))
+        put = L.dynamic_update_slice(x, u, (k, s))
+        return part, put, L.switch(k, BR, part), L.dynamic_index_in_dim(x, s, 1, False)
+    got = fnad.vmap(lambda *a: f(lax, *a))(xs, us, starts, picks)
+    with jax.enable_x64(True):
+        want = jax.vmap(lambda *a: f(jax.lax, *a))(xs, us, starts, picks)
+    _close(got, want)
+    _close(fnad.jit(fnad.vmap(lambda *a: f(lax, *a)))(xs, us, starts, picks), want)
