@@ -31,19 +31,41 @@ def _dtype(x):
     return aval_of(x).dtype
 
 
-def add(x, y):
-    """`x + y` elementwise (`jax.lax.add`)."""
-    return fnp.add(x, y)
+_PY_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
 
 
-def sub(x, y):
-    """`x - y` elementwise (`jax.lax.sub`)."""
-    return fnp.subtract(x, y)
+def same_kinds(fname, *args):
+    """JAX's rule for Python scalars in lax: one takes the dtype of the arrays it meets only
+    when of the same kind (`lax.add(x_f32, 1.0)` runs, `lax.add(x_f32, 1)` and
+    `lax.add(1, 1.0)` raise). Arrays of different dtypes promote (docs/lax.md)."""
+    weak = [a for a in args if type(a) in _PY_KIND]
+    if not weak:
+        return
+    strong = {"i" if _dtype(a).kind == "u" else _dtype(a).kind
+              for a in args if type(a) not in _PY_KIND}
+    kinds = strong or {_PY_KIND[type(weak[0])]}
+    bad = [a for a in weak if _PY_KIND[type(a)] not in kinds]
+    if bad:
+        names = sorted({str(_dtype(a)) for a in args if type(a) not in _PY_KIND}
+                       | {f"Python {type(a).__name__}" for a in weak})
+        raise TypeError(f"{fname} requires arguments of one dtype, got {', '.join(names)}; "
+                        f"write the Python scalar {bad[0]!r} in the arrays' kind (e.g. 1.0 for "
+                        "a float), convert with lax.convert_element_type, or use fnad.numpy, "
+                        "which promotes.")
 
 
-def mul(x, y):
-    """`x * y` elementwise (`jax.lax.mul`)."""
-    return fnp.multiply(x, y)
+def _strict(fn, name):
+    def op(x, y):
+        same_kinds(f"lax.{name}", x, y)
+        return fn(x, y)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"`{fn.__name__}(x, y)` elementwise (`jax.lax.{name}`)."
+    return op
+
+
+add = _strict(fnp.add, "add")
+sub = _strict(fnp.subtract, "sub")
+mul = _strict(fnp.multiply, "mul")
 
 
 def div(x, y):
@@ -52,6 +74,7 @@ def div(x, y):
     Example:
       div(np.array([7, -7]), 2)  # [3, -3]
     """
+    same_kinds("lax.div", x, y)
     if np.issubdtype(np.result_type(_dtype(x), _dtype(y)), np.integer):
         return fnp.floor_divide(fnp.subtract(x, fnp.fmod(x, y)), y)
     return fnp.divide(x, y)
@@ -60,16 +83,19 @@ def div(x, y):
 def rem(x, y):
     """The remainder of `div(x, y)` (`jax.lax.rem`): it has the sign of `x` (C's fmod),
     where NumPy's `%` takes the sign of `y`."""
+    same_kinds("lax.rem", x, y)
     return fnp.fmod(x, y)
 
 
 def max(x, y):
     """Elementwise maximum (`jax.lax.max`); a NaN in either operand gives NaN."""
+    same_kinds("lax.max", x, y)
     return fnp.maximum(x, y)
 
 
 def min(x, y):
     """Elementwise minimum (`jax.lax.min`); a NaN in either operand gives NaN."""
+    same_kinds("lax.min", x, y)
     return fnp.minimum(x, y)
 
 
@@ -88,16 +114,16 @@ sign = fnp.sign
 sin = fnp.sin
 cos = fnp.cos
 tan = fnp.tan
-atan2 = fnp.arctan2
+atan2 = _strict(fnp.arctan2, "atan2")
 floor = fnp.floor
 ceil = fnp.ceil
 is_finite = fnp.isfinite
-eq = fnp.equal
-ne = fnp.not_equal
-lt = fnp.less
-le = fnp.less_equal
-gt = fnp.greater
-ge = fnp.greater_equal
+eq = _strict(fnp.equal, "eq")
+ne = _strict(fnp.not_equal, "ne")
+lt = _strict(fnp.less, "lt")
+le = _strict(fnp.less_equal, "le")
+gt = _strict(fnp.greater, "gt")
+ge = _strict(fnp.greater_equal, "ge")
 
 
 sinh = fnp.sinh
@@ -109,7 +135,7 @@ asinh = fnp.arcsinh
 acosh = fnp.arccosh
 atanh = fnp.arctanh
 reciprocal = fnp.reciprocal
-nextafter = fnp.nextafter
+nextafter = _strict(fnp.nextafter, "nextafter")
 real = fnp.real
 imag = fnp.imag
 conj = fnp.conj
@@ -211,6 +237,7 @@ def select(pred, on_true, on_false):
     if _dtype(pred) != np.bool_:
         raise TypeError(f"lax.select: pred must be boolean, got {_dtype(pred)}; compare first "
                         "(e.g. x > 0), or use lax.select_n for an integer selector.")
+    same_kinds("lax.select", on_true, on_false)
     return fnp.where(pred, on_true, on_false)
 
 
@@ -241,6 +268,7 @@ def select_n(which, *cases):
 def clamp(min, x, max):
     """`x` clipped to `[min, max]` elementwise (`jax.lax.clamp`; note lax's argument order).
     The bounds broadcast; gradients reach `x` inside the interval and the bound outside."""
+    same_kinds("lax.clamp", min, x, max)
     return fnp.minimum(fnp.maximum(x, min), max)
 
 

@@ -366,3 +366,17 @@ def test_vmap_with_a_start_and_an_index_per_example_matches_jax():
         want = jax.vmap(lambda *a: f(jax.lax, *a))(xs, us, starts, picks)
     _close(got, want)
     _close(fnad.jit(fnad.vmap(lambda *a: f(lax, *a)))(xs, us, starts, picks), want)
+
+
+@pytest.mark.parametrize("call", [lambda L: L.add(1, 1.0), lambda L: L.mul(np.float32(2), 3),
+                                  lambda L: L.max(np.int32(2), 0.5),
+                                  lambda L: L.select(True, np.float32(1), 2),
+                                  lambda L: L.clamp(0, np.ones(2), 1)])
+def test_a_python_scalar_of_another_kind_raises_like_jax(call):
+    with pytest.raises(TypeError, match="one dtype"):
+        call(lax)
+    jax = pytest.importorskip("jax")
+    with pytest.raises(TypeError):
+        call(jax.lax)
+    np.testing.assert_array_equal(lax.add(np.float32(1), 1.0), np.float32(2.0))
+    assert lax.add(np.float32(1), 1.0).dtype == np.float32
