@@ -22,7 +22,18 @@ __all__ = ["reduce", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "r
            "reduce_window_shape_tuple", "padtype_to_pads", "dot_general", "dot", "batch_matmul"]
 
 # computations recognised by `reduce`: fnad.numpy's reduction for each
-_MONOIDS = {_ew.add: fnp.sum, fnp.add: fnp.sum, _ew.mul: fnp.prod, fnp.multiply: fnp.prod,
+def keep_dtype(fn):
+    """`fn` (sum, prod, cumsum, cumprod) keeping an integer operand's dtype, as lax does
+    (NumPy widens int32 and uint8 sums to 64 bits; the cast back wraps as the narrow sum
+    would have)."""
+    def kept(x, axis):
+        dt = aval_of(x).dtype
+        return fn(x, axis=axis).astype(dt) if dt.kind in "iu" else fn(x, axis=axis)
+    return kept
+
+
+_sum, _prod = keep_dtype(fnp.sum), keep_dtype(fnp.prod)
+_MONOIDS = {_ew.add: _sum, fnp.add: _sum, _ew.mul: _prod, fnp.multiply: _prod,
             _ew.max: fnp.max, fnp.maximum: fnp.max, _ew.min: fnp.min, fnp.minimum: fnp.min,
             fnp.logical_and: fnp.all, fnp.logical_or: fnp.any}
 
@@ -100,8 +111,8 @@ def _over_axes(fn, name, what):
     return reduction
 
 
-reduce_sum = _over_axes(fnp.sum, "reduce_sum", "The sum")
-reduce_prod = _over_axes(fnp.prod, "reduce_prod", "The product")
+reduce_sum = _over_axes(_sum, "reduce_sum", "The sum")
+reduce_prod = _over_axes(_prod, "reduce_prod", "The product")
 reduce_max = _over_axes(fnp.max, "reduce_max", "The maximum")
 reduce_min = _over_axes(fnp.min, "reduce_min", "The minimum")
 reduce_and = _over_axes(fnp.all, "reduce_and", "Logical and")

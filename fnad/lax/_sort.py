@@ -1,7 +1,6 @@
 """`jax.lax`'s sorting and cumulative operations, from fnad.numpy and associative_scan.
 
-Sorting is stable and puts NaNs last, as in JAX; unlike JAX (which orders -0.0 before
-0.0) the two zeros tie and keep their order. `cummax`, `cummin` and `cumlogsumexp` are
+Sorting is stable and puts NaNs last, as in JAX. `cummax`, `cummin` and `cumlogsumexp` are
 associative scans of `maximum`, `minimum` and `logaddexp`, so their gradients are those
 of the elementwise operations they combine.
 """
@@ -11,6 +10,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.abstract import aval_of
 from ._flow import associative_scan
+from ._reduce import keep_dtype
 
 __all__ = ["sort", "sort_key_val", "top_k", "cumsum", "cumprod", "cummax", "cummin",
            "cumlogsumexp"]
@@ -94,12 +94,12 @@ def _running(fname, fn, operand, axis, reverse):
 
 def cumsum(operand, axis=0, reverse=False):
     """Running sums along `axis`, from the end with `reverse=True` (`jax.lax.cumsum`)."""
-    return _running("lax.cumsum", fnp.cumsum, operand, axis, reverse)
+    return _running("lax.cumsum", keep_dtype(fnp.cumsum), operand, axis, reverse)
 
 
 def cumprod(operand, axis=0, reverse=False):
     """Running products along `axis` (`jax.lax.cumprod`)."""
-    return _running("lax.cumprod", fnp.cumprod, operand, axis, reverse)
+    return _running("lax.cumprod", keep_dtype(fnp.cumprod), operand, axis, reverse)
 
 
 def cummax(operand, axis=0, reverse=False):

@@ -141,6 +141,11 @@ CASES = [
     ("reduce_variadic", lambda L, x: L.reduce((x, np.broadcast_to(np.arange(4), (3, 4))),
                                               (-np.inf, 0), _argmax_pair(L), (1,)), (X,), None),
     ("reduce_sum", lambda L, x: L.reduce_sum(x, (1,)), (X,), (0,)),
+    ("integer_dtypes_kept", lambda L, a, u: (
+        L.reduce_sum(a, (0,)), L.reduce_prod(u, (1,)), L.cumsum(a, 1), L.cumprod(u, 0, True),
+        L.reduce(a, np.int32(0), L.add, (1,))),
+     (np.arange(12, dtype=np.int32).reshape(3, 4) * 300000000,
+      np.arange(12, dtype=np.uint8).reshape(3, 4) * 37), None),
     ("reduce_xor", lambda L, a: L.reduce_xor(a, (0,)), (np.array([[3, 5], [6, 1], [7, 7]]),),
      None),
     ("argmax", lambda L, x: L.argmax(x, 1, np.int32), (X,), None),
