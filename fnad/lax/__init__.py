@@ -114,6 +114,8 @@ from ._sort import (
     sort as sort,
     sort_key_val as sort_key_val,
     top_k as top_k,
+    approx_max_k as approx_max_k,
+    approx_min_k as approx_min_k,
     cumsum as cumsum,
     cumprod as cumprod,
     cummax as cummax,

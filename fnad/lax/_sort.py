@@ -12,8 +12,8 @@ from .._core.abstract import aval_of
 from ._flow import associative_scan
 from ._reduce import keep_dtype
 
-__all__ = ["sort", "sort_key_val", "top_k", "cumsum", "cumprod", "cummax", "cummin",
-           "cumlogsumexp"]
+__all__ = ["sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k", "cumsum",
+           "cumprod", "cummax", "cummin", "cumlogsumexp"]
 
 
 def _axis(fname, axis, nd):
@@ -75,6 +75,27 @@ def top_k(operand, k, *, axis=-1):
     order = fnp.argsort(fnp.flip(x, axis), axis=axis, kind="stable")
     index = (slice(None),) * axis + (slice(n - 1, n - 1 - int(k) if k < n else None, -1),)
     idx = (n - 1 - order[index]).astype(np.int32)
+    return fnp.take_along_axis(x, idx, axis), idx
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """`top_k` along `reduction_dimension` (`jax.lax.approx_max_k`): exact here (recall 1),
+    so the recall and aggregation arguments are accepted and change nothing."""
+    return top_k(operand, k, axis=reduction_dimension)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The `k` smallest entries along `reduction_dimension` and their indices (int32),
+    smallest first, ties in index order (`jax.lax.approx_min_k`, exact here)."""
+    x = fnp.asarray(operand)
+    axis = _axis("lax.approx_min_k", reduction_dimension, aval_of(x).ndim)
+    n = aval_of(x).shape[axis]
+    if not isinstance(k, (int, np.integer)) or not 0 <= k <= n:
+        raise ValueError(f"lax.approx_min_k: k must be an int in [0, {n}], got {k!r}.")
+    index = (slice(None),) * axis + (slice(0, int(k)),)
+    idx = fnp.argsort(x, axis=axis, kind="stable")[index].astype(np.int32)
     return fnp.take_along_axis(x, idx, axis), idx
 
 
