@@ -38,6 +38,21 @@ _MONOIDS = {_ew.add: _sum, fnp.add: _sum, _ew.mul: _prod, fnp.multiply: _prod,
             fnp.logical_and: fnp.all, fnp.logical_or: fnp.any}
 
 
+# max and min windows choose an entry (NaN first) rather than combine two, so that ties
+# send the derivative to one entry, not half to each
+_CHOOSERS = {_ew.max: fnp.greater, fnp.maximum: fnp.greater, _ew.min: fnp.less,
+             fnp.minimum: fnp.less}
+
+
+def _choose(beats, init, slices):
+    """The window entry that `beats` all before it (NaN first), then `init` if it beats that:
+    JAX's max/min windows, whose derivative goes to a window's first extreme entry."""
+    acc = slices[0]
+    for b in slices[1:]:
+        acc = fnp.where(beats(b, acc) | fnp.isnan(b), b, acc)
+    return fnp.where(beats(init, acc), init, acc)
+
+
 def _dims(fname, dimensions, nd):
     dims = tuple(int(d) for d in dimensions)
     if any(not 0 <= d < nd for d in dims) or len(set(dims)) != len(dims):
@@ -205,11 +220,17 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     out_shape = reduce_window_shape_tuple(shape, window, strides, pads, base, wdil)
     padded = [pad(x, i, [(lo, hi, b - 1) for (lo, hi), b in zip(pads, base)])
               for x, i in zip(leaves, inits)]
-    acc = [fnp.full_like(x, i, shape=out_shape) for i, x in zip(inits, leaves)]
+    slices = []
     for offset in itertools.product(*(range(w) for w in window)):
         index = tuple(slice(k * r, k * r + (n - 1) * s + 1, s) if n else slice(0, 0)
                       for k, r, s, n in zip(offset, wdil, strides, out_shape))
-        acc = combine(acc, [p[index] for p in padded])
+        slices.append([p[index] for p in padded])
+    beats = _CHOOSERS.get(computation) if len(leaves) == 1 else None
+    if beats is not None and slices:
+        return tree_unflatten(tree, [_choose(beats, inits[0], [s[0] for s in slices])])
+    acc = [fnp.full_like(x, i, shape=out_shape) for i, x in zip(inits, leaves)]
+    for sl in slices:
+        acc = combine(acc, sl)
     return tree_unflatten(tree, acc)
 
 

@@ -388,3 +388,15 @@ def test_a_python_scalar_of_another_kind_raises_like_jax(call):
         call(jax.lax)
     np.testing.assert_array_equal(lax.add(np.float32(1), 1.0), np.float32(2.0))
     assert lax.add(np.float32(1), 1.0).dtype == np.float32
+
+
+def test_max_and_min_windows_send_a_tie_derivative_to_the_first_entry_like_jax():
+    jax = pytest.importorskip("jax")
+    x, w = np.array([1.0, 1.0, 2.0, 2.0, 2.0, 0.0, -np.inf, -np.inf]), np.arange(1.0, 9.0)
+    for op, init in (("max", -np.inf), ("min", np.inf)):
+        def f(L, np_, x):
+            return np_.sum(L.reduce_window(x, init, getattr(L, op), (2,), (1,), "SAME") * w)
+        got = fnad.grad(lambda x: f(lax, fnp, x))(x)
+        with jax.enable_x64(True):
+            want = jax.grad(lambda x: f(jax.lax, jax.numpy, x))(x)
+        _close(got, want)
