@@ -3,8 +3,9 @@
 Each is a few fnad.numpy calls, so grad, jvp, vmap and jit already hold for it. Where
 lax's semantics differ from NumPy's the difference is written out here: `div` of
 integers rounds toward zero, `rem` takes the dividend's sign, `logistic` is computed
-as `(1 + tanh(x / 2)) / 2` (no overflow for any x). Mixed dtypes are promoted as
-fnad.numpy promotes them, where JAX's lax raises (docs/lax.md).
+as `(1 + tanh(x / 2)) / 2` (no overflow for any x). Arrays of mixed dtypes promote as
+fnad.numpy promotes them, where JAX's lax raises; Python scalars follow JAX's rule
+(`same_kinds`, docs/lax.md).
 """
 
 import builtins
