@@ -5,6 +5,9 @@ Every case is a function of the lax module, so one table drives fnad.lax and jax
 alike: `case(L, *args)` is called with `L = fnad.lax` and with `L = jax.lax`.
 """
 
+import pathlib
+import re
+
 import numpy as np
 import pytest
 
@@ -400,3 +403,12 @@ def test_max_and_min_windows_send_a_tie_derivative_to_the_first_entry_like_jax()
         with jax.enable_x64(True):
             want = jax.grad(lambda x: f(jax.lax, jax.numpy, x))(x)
         _close(got, want)
+
+
+def test_every_name_docs_lax_md_lists_exists():
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "lax.md").read_text()
+    rows = re.findall(r"^\| [^|]+ \| (.+) \|$", text, re.M)
+    names = {n for row in rows[1:] for n in re.findall(r"`([^`]+)`", row) for n in n.split()}
+    assert len(names) > 100
+    missing = sorted(n for n in names if not hasattr(lax, n))
+    assert not missing, missing
