@@ -205,7 +205,10 @@ def broadcast_shapes_of(args):
 
 def _ufunc_dtype_arg(a):
     if is_aval(a):
-        return _WEAK_TYPES.get(a.dtype.kind, a.dtype) if a.weak_type else a.dtype
+        # a weak bool is NumPy's bool (resolve_dtypes takes int/float/complex as weak
+        # Python types, not bool, and NEP 50 gives Python's bool no weaker dtype anyway)
+        weak = a.weak_type and a.dtype.kind != "b"
+        return _WEAK_TYPES.get(a.dtype.kind, a.dtype) if weak else a.dtype
     if type(a) in (int, float, complex):
         return type(a)
     return np.result_type(a)

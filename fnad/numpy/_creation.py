@@ -8,7 +8,7 @@ differentiable in their end points, are in `_spaces.py`.)"""
 import numpy as np
 
 from .. import numpy as fnp
-from .._core.abstract import ShapedArray, same_rule, xp_of
+from .._core.abstract import ShapedArray, is_aval, same_rule, xp_of
 from .._core.backend import array_module, backend_of, is_device_array
 from .._core.tracer import Tracer
 from .._batching.families import fallback, keep_batch, like_batch, only_first, to_front, tri_batch
@@ -216,6 +216,8 @@ def _like_rule(fn):
     """`zeros_like(x, dtype=None, ..., shape=None)` and kin: x's shape unless `shape` is
     given; the dtype from `fn` on a 0-d stand-in."""
     def rule(x, *args, shape=None, **kwargs):
+        # a NumPy scalar fill arrives as an abstract value: a 0-d stand-in of its dtype
+        args = [np.zeros((), a.dtype) if is_aval(a) else a for a in args]
         out = fn(np.zeros((), x.dtype), *args, **kwargs)
         shape = x.shape if shape is None else (shape if np.ndim(shape) else (shape,))
         return ShapedArray(shape, out.dtype, xp=x.xp)

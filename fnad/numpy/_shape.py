@@ -19,9 +19,16 @@ _reshape_p = wrap(_reshape, "reshape")
 _transpose_p = wrap(np.transpose, "transpose")
 broadcast_to = wrap(np.broadcast_to, "broadcast_to")
 _concatenate_p = wrap(lambda *arrays, axis=0: np.concatenate(arrays, axis=axis), "concatenate")
-_astype_p = wrap(lambda x, dtype: x.astype(dtype), "astype")
+
+
+def _astype(x, dtype):
+    # a Python scalar argument of jit reaches the compiled program as it is (weakly typed)
+    return x.astype(dtype) if hasattr(x, "astype") else np.asarray(x, dtype)
+
+
+_astype_p = wrap(_astype, "astype")
 # A cast to an integer or bool dtype is piecewise constant: its output carries no derivative.
-_astype_exact_p = wrap_nondiff(lambda x, dtype: x.astype(dtype), "astype_exact")
+_astype_exact_p = wrap_nondiff(_astype, "astype_exact")
 
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):

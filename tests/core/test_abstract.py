@@ -99,3 +99,27 @@ print("missing:", missing)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "missing: []" in out.stdout, out.stdout
+
+
+def test_weak_booleans_resolve_as_numpy_bool_under_jit():
+    # issue 33: a Python int under jit makes `x % 2 == 0` a weak bool; NumPy's resolve_dtypes
+    # refused the Python `bool` it was mapped to
+    f = fnad.jit(lambda x: fnp.logical_and(x % 2 == 0, x > 0))
+    assert f(24) == True and f(7) == False  # noqa: E712 - NumPy bools
+    g = fnad.jit(lambda x: fnp.logical_or(x > 0, True) + 1)
+    assert g(-3) == 2 and g(-3).dtype == np.add(np.bool_(True), 1).dtype
+
+
+def test_a_python_scalar_argument_of_jit_can_be_cast():
+    # the compiled program receives the Python int as it is; astype's implementation
+    # called int.astype (lax.switch casts its index so)
+    f = fnad.jit(lambda i: i.astype(np.int32) + np.int32(1))
+    assert f(3) == 4 and f(3).dtype == np.int32
+    assert fnad.jit(lambda x: fnp.astype(x, np.float32) * 2)(1.5) == np.float32(3.0)
+
+
+def test_full_like_with_a_numpy_scalar_fill_stages():
+    # the fill (a NumPy scalar) reached np.full_like's abstract evaluation as a ShapedArray
+    x = np.ones((2, 3), np.float32)
+    out = fnad.jit(lambda x: fnp.full_like(x, np.float64(0.5), shape=(4,)))(x)
+    assert out.shape == (4,) and out.dtype == np.float32 and np.all(out == 0.5)
