@@ -27,7 +27,8 @@ RANK = {"_core": 0, "_ad": 1, "_batching": 1, "_io": 1, "_graph": 2, "_jit": 3, 
 FACE_RANK = 7
 CORE = ("_core", "_ad", "_batching", "_io", "_graph", "_jit")
 ARRAY_PACKAGES = ("numpy", "scipy", "kernels", "random")
-OPTIONAL = ("numba", "numexpr", "cupy", "cupyx", "mpi4py")  # may be imported where used
+OPTIONAL = ("numba", "numexpr", "cupy", "cupyx", "mpi4py",  # may be imported where used
+            "safetensors", "tokenizers", "onnx", "ml_dtypes")
 
 
 def _wing(module):
