@@ -331,7 +331,7 @@ def st_file(path, header, data=b"", n=None):
 F32 = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
 
 
-@pytest.mark.parametrize("header, data, n, pattern", [
+HOSTILE_SAFETENSORS = [
     ({"a": F32}, b"\0" * 4, None, "offsets"),                       # truncated data
     ({"a": F32}, b"\0" * 12, None, "take 8 bytes but the data has 12"),  # trailing bytes
     ({"a": F32}, b"\0" * 8, 10 ** 12, "header declares"),           # header length lies
@@ -350,7 +350,11 @@ F32 = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
     ({"a..b": F32}, b"\0" * 8, None, "dotted path"),
     ({"__metadata__": {"x": 1}, "a": F32}, b"\0" * 8, None, "__metadata__"),
     ({"": F32}, b"\0" * 8, None, "empty name"),
-], ids=lambda v: None)
+]
+
+
+@pytest.mark.parametrize("header, data, n, pattern", HOSTILE_SAFETENSORS,
+                         ids=[case[3] for case in HOSTILE_SAFETENSORS])
 def test_hostile_safetensors_files(tmp_path, header, data, n, pattern):
     msg = load_error(st_file(tmp_path / "x.safetensors", header, data, n))
     assert pattern in msg, msg
