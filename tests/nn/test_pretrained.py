@@ -131,3 +131,29 @@ def test_refusals_say_what_to_do(tmp_path):
     rotary = nn.models.GPTConfig(vocab=10, d_model=8, n_heads=2, n_layers=1, positions="rotary")
     with pytest.raises(ValueError, match="positions='rotary'"):
         save_pretrained(tmp_path, nn.models.init_gpt(fnad.random.PRNGKey(0), rotary), rotary)
+
+
+def test_hub_layout_sharded_and_half_precision(tmp_path, folder32):
+    """The names of the original gpt2 upload (no "transformer." prefix, with the attention
+    mask buffers), split over two shards with an index, stored as float16."""
+    st = pytest.importorskip("safetensors.numpy")
+    folder, model = folder32
+    state = {k.removeprefix("transformer."): v.detach().numpy()
+             for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    for i in range(2):
+        state[f"h.{i}.attn.bias"] = np.tril(np.ones((1, 1, 32, 32), np.float32))
+    names = sorted(state)
+    shards = {"model-00001-of-00002.safetensors": names[:10],
+              "model-00002-of-00002.safetensors": names[10:]}
+    for file, keys in shards.items():
+        st.save_file({k: state[k].astype(np.float16) for k in keys}, str(tmp_path / file),
+                     metadata={"format": "pt"})
+    index = {"weight_map": {k: f for f, keys in shards.items() for k in keys}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    (tmp_path / "config.json").write_text((folder / "config.json").read_text())
+    params, config = from_pretrained(tmp_path)
+    assert params["tok"]["w"].dtype == np.float32
+    np.testing.assert_array_equal(params["pos"]["w"],
+                                  state["wpe.weight"].astype(np.float16).astype(np.float32))
+    ids = tokens()
+    np.testing.assert_allclose(gpt(params, config, ids), hf_logits(model, ids), atol=5e-2)
