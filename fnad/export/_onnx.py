@@ -72,14 +72,21 @@ def _operands(b, e, dtype):
             for a in e.args]
 
 
+def _no_options(e):
+    if e.kwargs:
+        raise _refuse(e, f"the options {sorted(e.kwargs)}")
+
+
 def _elementwise(op):
     def rule(b, e):
+        _no_options(e)
         return b.node(op, _operands(b, e, e.outvars[0].aval.dtype))
     return rule
 
 
 def _compare(op, negate=False):
     def rule(b, e):
+        _no_options(e)
         dt = np.result_type(*[_dtype(a) for a in e.args if type(a) is Var])
         out = b.node(op, _operands(b, e, dt))
         return b.node("Not", [out]) if negate else out
@@ -112,7 +119,9 @@ def _gelu(b, e):  # the exact form: 0.5 x (1 + erf(x / sqrt 2))
 
 def _clip(b, e):
     dt = e.outvars[0].aval.dtype
-    x, lo, hi = e.args[0], e.args[1], e.args[2]
+    if len(e.args) != 3 or e.kwargs:
+        raise _refuse(e, "bounds given by keyword")
+    x, lo, hi = e.args
     ins = [b.atom(x)] + ["" if v is None else b.atom(v, dt) for v in (lo, hi)]
     return b.node("Clip", ins)
 
@@ -134,6 +143,9 @@ def _axes(e, ndim):
 def _reduce(op):
     def rule(b, e):
         x = e.args[0]
+        extra = sorted(set(e.kwargs) - {"axis", "keepdims"})
+        if extra or len(e.args) > 2:
+            raise _refuse(e, f"the arguments {extra or e.args[2:]} (only axis and keepdims)")
         axes = _axes(e, len(x.aval.shape))
         keep = int(bool(e.kwargs.get("keepdims", False)))
         ins = [b.atom(x)] + ([] if axes is None else [b.ints(axes)])

@@ -116,6 +116,8 @@ def test_uncovered_primitives_are_refused_by_name():
         fnad.export.onnx(lambda x: fnp.cumsum(x, axis=0), x)
     with pytest.raises(NotImplementedError, match="not with array indices mixed"):
         fnad.export.onnx(lambda x: x[np.array([0, 2]), 1:], x)
+    with pytest.raises(NotImplementedError, match=r"'max' is exported, but not with .*initial"):
+        fnad.export.onnx(lambda x: fnp.max(x, axis=0, initial=5.0), x)
 
 
 def test_covered_list_is_documented():
