@@ -128,7 +128,7 @@ def train(args, config, params, corpus, *, name):
     train_step = common_train_step(loss_fn, opt, jit=not args.no_jit)
     n_params = sum(int(p.size) for p in fnad.tree_leaves(params))
     print(f"{name}: {n_params:,} parameters, {len(corpus.train):,} training and "
-          f"{len(corpus.val):,} validation characters, vocabulary {corpus.vocab_size}, "
+          f"{len(corpus.val):,} validation {unit(corpus)}s, vocabulary {corpus.vocab_size}, "
           f"{args.steps} steps of {args.batch_size} x {args.context}")
     bar = progress(total=args.steps, desc=name, disable=args.no_progress)
     bar.update(step)
@@ -156,7 +156,7 @@ def train(args, config, params, corpus, *, name):
                             "val_loss": val, "seconds": round(float(seconds), 1)})
             losses = []
             say(f"step {step}: train loss {history[-1]['train_loss']:.4f}, val loss "
-                f"{val:.4f} nats ({models.bits_per_char(val):.4f} bits) per char")
+                f"{val:.4f} nats ({models.bits_per_char(val):.4f} bits) per {unit(corpus)}")
         if args.checkpoint is not None and (step % every == 0 or step == stop):
             save = dist.save if args.distributed else fnad.save  # dist: once, by process 0
             save(args.checkpoint, _state(params, opt_state, key, step, history))
@@ -177,8 +177,9 @@ def sample(params, config, corpus, args, *, prompt="\n"):
     n = args.sample_chars
     if n <= 0:
         return ""
-    if prompt not in corpus.chars:
-        prompt = corpus.chars[0]
+    chars = getattr(corpus, "chars", None)  # a TokenCorpus encodes any text
+    if chars is not None and prompt not in chars:
+        prompt = chars[0]
     ids = corpus.encode(prompt).astype(np.int64)
     limit = getattr(config, "max_len", None)
     key, piece = random.PRNGKey(args.seed + 7), 0
@@ -192,7 +193,7 @@ def sample(params, config, corpus, args, *, prompt="\n"):
     return corpus.decode(ids)
 
 
-def plot(path, history, title):
+def plot(path, history, title, per="char"):
     """Train and validation loss against steps; False (with a message) without matplotlib."""
     try:
         import matplotlib
@@ -206,7 +207,7 @@ def plot(path, history, title):
     ax.plot(steps, [h["train_loss"] for h in history], label="train (mean since last point)")
     ax.plot(steps, [h["val_loss"] for h in history], label="validation (estimate)")
     ax.set_xlabel("step")
-    ax.set_ylabel("loss (nats per char)")
+    ax.set_ylabel(f"loss (nats per {per})")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
@@ -224,17 +225,24 @@ def plot_path(args):
     return None if args.plot is None or str(args.plot) == "none" else args.plot
 
 
+def unit(corpus):
+    """What the corpus's ids are: "char" (a CharCorpus) or "token" (a TokenCorpus)."""
+    return "char" if hasattr(corpus, "chars") else "token"
+
+
 def finish(args, name, config, params, corpus, history):
-    """Full validation loss, the sample and the plot; returns `(val_loss, sample_text)`."""
+    """Full validation loss (per id of the corpus), the sample and the plot; returns
+    `(val_loss, sample_text)`."""
     val = full_val_loss(params, config, corpus, args)
-    print(f"{name}: validation loss {val:.4f} nats/char, {models.bits_per_char(val):.4f} "
-          f"bits/char, perplexity {models.perplexity(val):.3f}")
+    u = unit(corpus)
+    print(f"{name}: validation loss {val:.4f} nats/{u}, {models.bits_per_char(val):.4f} "
+          f"bits/{u}, perplexity {models.perplexity(val):.3f}")
     text = sample(params, config, corpus, args) if is_main(args) else ""
     if text:
         print("---- sample ----\n" + text + "\n----------------")
     path = plot_path(args)
     if path is not None and history and is_main(args):
-        plot(path, history, f"{name} on TinyShakespeare")
+        plot(path, history, f"{name} on TinyShakespeare", unit(corpus))
     return val, text
 
 

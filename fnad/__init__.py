@@ -5,7 +5,7 @@ circle (docs/design.md): `_core` (tracers, pytrees, abstract values, backend, ru
 `_ad` (reverse and forward mode, custom_vjp, checkpoint, jacobians), `_batching` (vmap),
 `_io` (checkpoint files), `_graph` (the program representation), `_jit` (staging,
 optimisation, compilation), and the public packages `lax`, `numpy`, `random`, `scipy`,
-`kernels`, `distributed`.
+`kernels`, `distributed`, `export`.
 """
 
 from ._ad.custom import checkpoint as checkpoint
@@ -23,6 +23,8 @@ from ._core.backend import diagnose_impl_error as _diagnose_impl_error
 from ._core.devices import device_put as device_put
 from ._core.devices import devices as devices
 from ._core.devices import to_numpy as to_numpy
+from ._core.dlpack import from_dlpack as from_dlpack
+from ._core.dlpack import to_dlpack as to_dlpack
 from ._core.heap import keep_freed_memory as _keep_freed_memory
 from ._core.tracer import UnexpectedTracerError as UnexpectedTracerError
 from ._core.tracer import register_array_methods as _register_array_methods
@@ -42,6 +44,7 @@ from ._jit.scopes import named_scope as named_scope
 from ._jit.staging import ConcretizationError as ConcretizationError
 from ._jit.staging import make_graph as make_graph
 from . import distributed as distributed
+from . import export as export
 from . import extend as extend
 from . import kernels as kernels
 from . import lax as lax

@@ -46,6 +46,7 @@ from .._core.backend import is_device_array
 from .format import (FORMAT, MAX_DEPTH, VERSION, CheckpointError, enc_float, enc_value, child_paths,
                      type_name, where)
 from .reader import Reader, allow_list, corrupt
+from .safetensors import load_tree, save_tree
 from .._core.devices import parse_device
 from .._core.tracer import Tracer
 from .._core.tree import _node_handler
@@ -241,7 +242,7 @@ def _unwritable(e, path, target):
     return type(e)(e.errno, f"fnad.save: cannot write {path!r}: {why}", path)
 
 
-def save(path, tree):
+def save(path, tree, *, format=None):
     """Write a pytree of arrays and Python scalars to `path`, atomically, without pickle.
 
     The data go to a temporary file next to `path`, which is flushed, fsynced and then
@@ -253,11 +254,15 @@ def save(path, tree):
     otherwise.
 
     Args:
-      path: the file name (used as given; ".npz" is the customary suffix).
+      path: the file name (used as given; ".npz" is the customary suffix). A name ending
+        in ".safetensors" writes Hugging Face's safetensors format instead.
       tree: a pytree (dicts, lists, tuples, None, namedtuples such as optimizer states,
         dataclasses, registered nodes) of NumPy/CuPy arrays, NumPy scalars, Python
         scalars and strings, nested at most 100 containers deep. PRNG keys are arrays and
         need nothing special. Dict key order is kept.
+      format: "npz" or "safetensors"; default by the suffix of `path`. A safetensors file
+        holds arrays only, under the dotted paths of the tree ("blocks.0.attn.q.w"); None
+        subtrees hold nothing (`fnad._io.safetensors` states the rules).
 
     The format (an .npz with a `tree.json` member) is described in `fnad._io.checkpoint`'s
     module docstring and in `fnad.load`.
@@ -268,9 +273,26 @@ def save(path, tree):
                                           "step": 0})
     """
     path = os.fspath(path)
+    who = f"fnad.save({path!r})"
+    if _format(path, format, "fnad.save") == "safetensors":
+        _write_atomic(path, lambda f: save_tree(f, tree, who))
+        return
     arrays = []
-    meta = {"format": FORMAT, "version": VERSION,
-            "tree": describe(tree, "", arrays, f"fnad.save({path!r})")}
+    meta = {"format": FORMAT, "version": VERSION, "tree": describe(tree, "", arrays, who)}
+    _write_atomic(path, lambda f: _write_zip(f, meta, arrays))
+
+
+def _format(path, format, who):
+    if format is None:
+        return "safetensors" if path.endswith(".safetensors") else "npz"
+    if format not in ("npz", "safetensors"):
+        raise ValueError(f"{who}: format={format!r}; use \"npz\" or \"safetensors\" (or None "
+                         "to choose by the file's suffix).")
+    return format
+
+
+def _write_atomic(path, write):
+    """Run `write(f)` on a temporary file next to `path`, then rename it over `path`."""
     target = os.path.realpath(path)  # through symlinks: replace the file, keep the link
     if os.path.isdir(target):
         raise IsADirectoryError(errno.EISDIR, f"fnad.save: {path!r} is a folder; give a file "
@@ -282,7 +304,7 @@ def save(path, tree):
         raise _unwritable(e, path, target) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            _write_zip(f, meta, arrays)
+            write(f)
             f.flush()
             _keep_mode(f.fileno(), target)
             os.fsync(f.fileno())
@@ -310,7 +332,7 @@ def _keep_mode(fd, target):
 
 # ----------------------------------------------------------------------------- load
 
-def load(path, like=None, device=None, *, types=()):
+def load(path, like=None, device=None, *, types=(), format=None):
     """Read a checkpoint written by `fnad.save`.
 
     A checkpoint is data: loading one imports nothing and calls nothing the file names, and
@@ -326,6 +348,11 @@ def load(path, like=None, device=None, *, types=()):
         states come back as their NamedTuples).
       device: None, "cpu", "gpu" or "gpu:<id>": where to put the arrays. None means
         where the corresponding `like` leaves live, or "cpu" (NumPy) without `like`.
+      format: "npz" or "safetensors"; default by the suffix of `path` (".safetensors").
+        A safetensors file comes back as nested dicts of its dotted names (a level keyed
+        "0".."n-1" as a list), or in `like`'s structure, matched by dotted path;
+        half-precision tensors widen to float32 unless `like` asks for another float
+        dtype (`fnad._io.safetensors` states the rules).
       types: without `like`, the classes (namedtuples, dataclasses, registered pytree
         nodes) that may be rebuilt, matched by their "module:QualName" in the file;
         classes a file names as values (a defaultdict's factory) must be listed too.
@@ -350,6 +377,8 @@ def load(path, like=None, device=None, *, types=()):
     fpath = os.fspath(path)
     allowed = allow_list(types, fpath)
     place = None if device is None else parse_device(device, fname="fnad.load")
+    if _format(fpath, format, "fnad.load") == "safetensors":
+        return load_tree(fpath, like, place)
     want = None if like is None else describe(like, "", [], f"fnad.load({fpath!r}): like=")
     try:
         with open(fpath, "rb") as fh, zipfile.ZipFile(fh, "r") as zf:

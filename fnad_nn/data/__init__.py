@@ -4,6 +4,9 @@
   gzip or raw);
 - `CharCorpus` (vocabulary, encode/decode, a 90/10 train/validation split, random batches)
   and `load_tinyshakespeare`;
+- `Tokenizer` (subword ids through Hugging Face's `tokenizers`: GPT-2's vocab.json +
+  merges.txt, a tokenizer.json, or a byte-level BPE trained on a corpus) and `TokenCorpus`
+  (CharCorpus's splits and batches over its ids);
 - `minibatches` (shuffled epochs from a `fnad.random` key or a NumPy Generator);
 - `shard_rows`, `shard_batch` and the `shard=True` of `minibatches` and `CharCorpus.batch`:
   each process's disjoint, equal part of every global batch (data-parallel training);
@@ -28,3 +31,5 @@ from ._sources import offline as offline
 from ._sources import resolve_files as resolve_files
 from ._text import CharCorpus as CharCorpus
 from ._text import load_tinyshakespeare as load_tinyshakespeare
+from ._tokenizer import Tokenizer as Tokenizer
+from ._tokenizer import TokenCorpus as TokenCorpus

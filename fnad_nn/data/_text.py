@@ -8,7 +8,41 @@ from ._sources import resolve_files
 __all__ = ["CharCorpus", "load_tinyshakespeare"]
 
 
-class CharCorpus:
+class Splits:
+    """A corpus's `train` and `val` id arrays and random windows of them (CharCorpus and
+    TokenCorpus)."""
+
+    def split(self, name):
+        if name not in ("train", "val"):
+            raise ValueError(f"{type(self).__name__}: split {name!r} must be 'train' or 'val'.")
+        return self.train if name == "train" else self.val
+
+    def batch(self, split, batch_size, block_size, *, key=None, rng=None, shard=False):
+        """A random batch of `(inputs, targets)`, each `(batch_size, block_size)` int32, the
+        targets being the inputs shifted one id on.
+
+        Args:
+          split: "train" or "val".
+          batch_size, block_size: the shape (`batch_size` of the global batch, with `shard`).
+          key: a `fnad.random.PRNGKey`, or
+          rng: a `numpy.random.Generator`.
+          shard: return only this process's rows of the global batch (`shard_rows`): with
+            the same key on every process, each reads a disjoint, equal part of it.
+        """
+        check_source(f"{type(self).__name__}.batch", key, rng)
+        data = self.split(split)
+        if len(data) <= block_size:
+            raise ValueError(f"{type(self).__name__}.batch: the {split} split has {len(data)} "
+                             f"ids, too few for block_size={block_size}; lower block_size.")
+        starts = randint(key, rng, (batch_size,), len(data) - block_size)
+        if shard:
+            starts = shard_rows(starts, what=f"{type(self).__name__}.batch")
+        idx = starts[:, None] + np.arange(block_size + 1)
+        window = data[idx]
+        return window[:, :-1], window[:, 1:]
+
+
+class CharCorpus(Splits):
     """A text as integer ids over its sorted character vocabulary, split into a leading
     training part and a trailing validation part.
 
@@ -56,35 +90,6 @@ class CharCorpus:
             raise ValueError(f"CharCorpus.decode: ids must lie in [0, {self.vocab_size}), got "
                              f"min {ids.min()} and max {ids.max()}.")
         return "".join(self.chars[i] for i in ids)
-
-    def split(self, name):
-        if name not in ("train", "val"):
-            raise ValueError(f"CharCorpus: split {name!r} must be 'train' or 'val'.")
-        return self.train if name == "train" else self.val
-
-    def batch(self, split, batch_size, block_size, *, key=None, rng=None, shard=False):
-        """A random batch of `(inputs, targets)`, each `(batch_size, block_size)` int32, the
-        targets being the inputs shifted one character on.
-
-        Args:
-          split: "train" or "val".
-          batch_size, block_size: the shape (`batch_size` of the global batch, with `shard`).
-          key: a `fnad.random.PRNGKey`, or
-          rng: a `numpy.random.Generator`.
-          shard: return only this process's rows of the global batch (`shard_rows`): with
-            the same key on every process, each reads a disjoint, equal part of it.
-        """
-        check_source("CharCorpus.batch", key, rng)
-        data = self.split(split)
-        if len(data) <= block_size:
-            raise ValueError(f"CharCorpus.batch: the {split} split has {len(data)} characters, "
-                             f"too few for block_size={block_size}; lower block_size.")
-        starts = randint(key, rng, (batch_size,), len(data) - block_size)
-        if shard:
-            starts = shard_rows(starts, what="CharCorpus.batch")
-        idx = starts[:, None] + np.arange(block_size + 1)
-        window = data[idx]
-        return window[:, :-1], window[:, 1:]
 
 
 def load_tinyshakespeare(*, path=None, download=True):

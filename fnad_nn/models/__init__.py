@@ -1,5 +1,6 @@
 """Models built from fnad_nn layers: GPT, the encoder-decoder transformer, RNN language models
-and RNN encoder-decoders; KV-cached generation; evaluation helpers.
+and RNN encoder-decoders; KV-cached generation; evaluation helpers; Hugging Face GPT-2
+folders in and out (`from_pretrained`, `save_pretrained`).
 
 A model is a config (a frozen dataclass, hashable) and a params pytree:
 `params = init_gpt(key, config)`, `logits = gpt(params, config, tokens)`.
@@ -9,6 +10,8 @@ from ._gpt import GPTConfig as GPTConfig
 from ._gpt import init_gpt as init_gpt
 from ._gpt import gpt as gpt
 from ._gpt import init_gpt_cache as init_gpt_cache
+from ._pretrained import from_pretrained as from_pretrained
+from ._pretrained import save_pretrained as save_pretrained
 from ._seq2seq import Seq2SeqConfig as Seq2SeqConfig
 from ._seq2seq import init_seq2seq as init_seq2seq
 from ._seq2seq import seq2seq as seq2seq

@@ -317,3 +317,70 @@ def test_save_removes_dead_writers_temps_but_not_live_ones(tmp_path):
         assert not dead.exists() and live.exists() and other.exists()
     fnad.save(p, 2)
     assert sorted(os.listdir(tmp_path)) == ["ckpt.npz", "ckpt.npz.tmp-notes"]
+
+
+# ----------------------------------------------------------------------------- safetensors
+
+def st_file(path, header, data=b"", n=None):
+    """A safetensors file by hand: a header (dict or raw bytes), its length `n`, the data."""
+    raw = header if isinstance(header, bytes) else json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw) if n is None else n) + raw + data)
+    return path
+
+
+F32 = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
+
+
+HOSTILE_SAFETENSORS = [
+    ({"a": F32}, b"\0" * 4, None, "offsets"),                       # truncated data
+    ({"a": F32}, b"\0" * 12, None, "take 8 bytes but the data has 12"),  # trailing bytes
+    ({"a": F32}, b"\0" * 8, 10 ** 12, "header declares"),           # header length lies
+    (b"[1, 2]", b"", None, "not a JSON object"),
+    (b"{\"a\": ", b"", None, "not JSON"),
+    (b"\xff\xfe{}", b"", None, "not JSON"),
+    (b"{\"a\": 1, \"a\": 2}", b"", None, "twice"),
+    ({"a": {**F32, "dtype": "F8_E4M3"}}, b"\0" * 8, None, "dtype"),
+    ({"a": {**F32, "dtype": "O"}}, b"\0" * 8, None, "dtype"),
+    ({"a": {**F32, "shape": [-2]}}, b"\0" * 8, None, "shape"),
+    ({"a": {**F32, "shape": [2**62, 2**62]}}, b"\0" * 8, None, "needs"),
+    ({"a": {**F32, "data_offsets": [8, 0]}}, b"\0" * 8, None, "data_offsets"),
+    ({"a": {**F32, "code": "import os"}}, b"\0" * 8, None, "is not"),
+    ({"a": F32, "b": F32}, b"\0" * 8, None, "overlap or gap"),
+    ({"a": F32, "a.b": {**F32, "data_offsets": [8, 16]}}, b"\0" * 16, None, "prefix"),
+    ({"a..b": F32}, b"\0" * 8, None, "dotted path"),
+    ({"__metadata__": {"x": 1}, "a": F32}, b"\0" * 8, None, "__metadata__"),
+    ({"": F32}, b"\0" * 8, None, "empty name"),
+]
+
+
+@pytest.mark.parametrize("header, data, n, pattern", HOSTILE_SAFETENSORS,
+                         ids=[case[3] for case in HOSTILE_SAFETENSORS])
+def test_hostile_safetensors_files(tmp_path, header, data, n, pattern):
+    msg = load_error(st_file(tmp_path / "x.safetensors", header, data, n))
+    assert pattern in msg, msg
+
+
+def test_tiny_and_empty_safetensors_files(tmp_path):
+    (tmp_path / "e.safetensors").write_bytes(b"")
+    assert "fewer than the 8" in load_error(tmp_path / "e.safetensors")
+    (tmp_path / "s.safetensors").write_bytes(b"\x08\0\0\0")
+    assert "fewer than the 8" in load_error(tmp_path / "s.safetensors")
+
+
+def test_safetensors_header_is_read_before_any_allocation(tmp_path):
+    # a header claiming a huge tensor is refused from its numbers, with little memory
+    header = {"a": {"dtype": "F64", "shape": [2**40], "data_offsets": [0, 2**43]}}
+    path = st_file(tmp_path / "big.safetensors", header, b"\0" * 8)
+    tracemalloc.start()
+    try:
+        load_error(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10**7
+
+
+def test_safetensors_nesting_beyond_max_depth_refused(tmp_path):
+    name = ".".join(["a"] * 200)
+    msg = load_error(st_file(tmp_path / "d.safetensors", {name: F32}, b"\0" * 8))
+    assert "at most 100 parts" in msg

@@ -25,11 +25,13 @@ _spec.loader.exec_module(import_graph)
 # `lax` sits above `numpy` (its operations are built from fnad.numpy's primitives) and below
 # `random` (whose samplers may loop with lax.while_loop, as JAX's gamma does).
 RANK = {"_core": 0, "_ad": 1, "_batching": 1, "_io": 1, "_graph": 2, "_jit": 3, "numpy": 4,
-        "lax": 5, "random": 6, "kernels": 7, "scipy": 7, "distributed": 7}
+        "lax": 5, "random": 6, "kernels": 7, "scipy": 7, "distributed": 7,
+        "export": 7}
 FACE_RANK = 8
 CORE = ("_core", "_ad", "_batching", "_io", "_graph", "_jit")
 ARRAY_PACKAGES = ("numpy", "scipy", "kernels", "random")
-OPTIONAL = ("numba", "numexpr", "cupy", "cupyx", "mpi4py")  # may be imported where used
+OPTIONAL = ("numba", "numexpr", "cupy", "cupyx", "mpi4py",  # may be imported where used
+            "safetensors", "tokenizers", "onnx", "ml_dtypes")
 
 
 def _wing(module):

@@ -49,6 +49,18 @@ def test_train_gpt_smoke(example, tmp_path):
 
 
 @needs_shakespeare
+def test_train_gpt_with_a_bpe_tokenizer_reports_nats_per_character(example, tmp_path):
+    pytest.importorskip("tokenizers")
+    r = example("train_gpt").main(gpt_args(tmp_path, "--steps", "4", "--eval-every", "2",
+                                           "--tokenizer", "bpe", "--vocab-size", "300",
+                                           "--sample-chars", "5"))
+    assert r["tokenizer"] == "bpe" and 257 < r["vocab_size"] <= 300
+    assert 0.2 < r["tokens_per_char"] < 1  # merges were learned: fewer tokens than characters
+    assert r["value"] == pytest.approx(r["val_loss_per_token"] * r["tokens_per_char"])
+    assert "BPE" in r["metric"] and r["goal"] is None and r["sample"]
+
+
+@needs_shakespeare
 def test_train_gpt_sample_longer_than_context(example, tmp_path):
     # the tiny preset's context is 16: a 40-character sample is made in pieces
     lm = example("_lm")
