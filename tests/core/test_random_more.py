@@ -2,6 +2,7 @@
 distributions (against jax.random where installed) and their gradients."""
 
 import numpy as np
+import pytest
 
 import fnad
 import fnad.lax as lax
@@ -31,3 +32,24 @@ def test_make_graph_and_jit_of_normal():
     assert "random_normal" in text and "float32" in text
     np.testing.assert_array_equal(fnad.jit(lambda k: jr.normal(k, (3,), fnp.float32))(KEY),
                                   jr.normal(KEY, (3,)))
+
+
+def test_float32_draws_as_cotangents_and_tangents_of_float64_data():
+    # fnad.numpy makes float64 (NumPy), fnad.random draws float32 (JAX): a draw of the other
+    # float precision is taken in the primal's/output's dtype, as a Python float is
+    w = np.linspace(-1.0, 1.0, 3)
+    f = lambda w: fnp.tanh(w * 2.0)
+    y, f_vjp = fnad.vjp(f, w)
+    u = jr.normal(KEY, y.shape)
+    (g,) = f_vjp(u)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, f_vjp(u.astype(np.float64))[0], rtol=1e-15)
+    _, t = fnad.jvp(f, (w,), (u,))
+    assert t.dtype == np.float64
+    w32 = w.astype(np.float32)
+    _, t = fnad.jvp(f, (w32,), (np.eye(3)[0],))
+    assert t.dtype == np.float32
+    (gs,) = fnad.vmap(f_vjp)(jr.normal(KEY, (4, 3)))
+    assert gs.shape == (4, 3) and gs.dtype == np.float64
+    with pytest.raises(TypeError, match="tangents must have their primal's dtype"):
+        fnad.jvp(f, (w,), (np.ones(3, np.complex128),))
