@@ -63,11 +63,20 @@ def erfinv(xp, x):
     central = horner(w - dtype.type(2.5), _ERFINV_CENTRAL, dtype)
     tail = horner(xp.sqrt(w) - dtype.type(3), _ERFINV_TAIL, dtype)
     p = xp.where(w < dtype.type(5), central, tail) * x
-    if dtype == np.float64:  # the float32 fit starts outside its range beyond 1 - 6e-8
+    if dtype == np.float64:
         y = xp.where(edge, 0.0, x)
-        p = xp.where(edge, 0.0, p)
-        for _ in range(1 if (w < 16.5).all() else 6):
-            p = _refine64(xp, y, p)
+        p = _refine64(xp, y, xp.where(edge, 0.0, p))
+        # Newton's steps (from 1.5 on) converge quadratically, not cubically: one more step
+        # there, and five beyond 1 - 6e-8 where the float32 fit starts far off; per entry,
+        # so that an entry never depends on the others
+        p = p.reshape(-1)
+        for more, sel in ((1, xp.abs(p) >= _CF_FROM), (4, (w >= 16.5).reshape(-1))):
+            if sel.any():
+                pf, yf = p[sel], y.reshape(-1)[sel]
+                for _ in range(more):
+                    pf = _refine64(xp, yf, pf)
+                p[sel] = pf
+        p = p.reshape(x.shape)
     return xp.where(edge, xp.copysign(dtype.type(np.inf), x), p)
 
 
