@@ -362,14 +362,20 @@ def tree_map(f, tree, *rest, is_leaf=None):
     leaves, treedef = tree_flatten(tree, is_leaf)
     if not rest:
         return treedef.unflatten([f(x) for x in leaves])
+    others = leaves_like(treedef, rest, is_leaf, "tree_map")
+    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
+
+
+def leaves_like(treedef, rest, is_leaf, fname):
+    """The leaves of each tree in `rest`, each checked to have the structure `treedef`."""
     others = []
     for i, r in enumerate(rest):
         r_leaves, r_def = tree_flatten(r, is_leaf)
         if r_def != treedef:
-            raise ValueError("tree_map: tree structures differ:\n"
+            raise ValueError(f"{fname}: tree structures differ:\n"
                              f"  tree 0:       {treedef}\n  tree {i + 1}:       {r_def}")
         others.append(r_leaves)
-    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
+    return others
 
 
 def tree_all(tree):

@@ -6,7 +6,8 @@ import dataclasses
 import functools
 from collections import OrderedDict, defaultdict
 
-from .tree import DATA_FIELDS, _node_handler, _sorted_keys, register_pytree_node, tree_flatten
+from .tree import (DATA_FIELDS, _node_handler, _sorted_keys, leaves_like, register_pytree_node,
+                   tree_flatten)
 
 __all__ = ["DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey", "keystr",
            "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path",
@@ -152,13 +153,7 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None):
       tree_map_with_path(lambda p, x: 0 if keystr(p).endswith("['b']") else x, params)
     """
     pairs, treedef = tree_flatten_with_path(tree, is_leaf)
-    others = []
-    for i, r in enumerate(rest):
-        r_leaves, r_def = tree_flatten(r, is_leaf)
-        if r_def != treedef:
-            raise ValueError("tree_map_with_path: tree structures differ:\n"
-                             f"  tree 0:       {treedef}\n  tree {i + 1}:       {r_def}")
-        others.append(r_leaves)
+    others = leaves_like(treedef, rest, is_leaf, "tree_map_with_path")
     leaves = [x for _, x in pairs]
     return treedef.unflatten([f(p, *xs) for (p, _), xs in zip(pairs, zip(leaves, *others))])
 

@@ -1,7 +1,14 @@
 """fnad.random: explicit, splittable PRNG keys with JAX's semantics (threefry2x32).
 
 The same key gives the same numbers, on CPU and GPU alike (bit for bit); derive new
-keys with `split` or `fold_in` instead of reusing one.
+keys with `split` or `fold_in` instead of reusing one. The numbers are JAX's for the same
+key (with `jax_threefry_partitionable=False`), `randint` excepted. Draws are float32 unless
+`dtype=` says otherwise, as in JAX, while `fnad.numpy` makes float64 as NumPy does: vjp and
+jvp take a cotangent or tangent of the other float precision in the primal's dtype
+(docs/coming-from-jax.md). Besides uniform/normal/bernoulli/categorical/randint/permutation:
+gamma (differentiable in its shape, by implicit reparameterisation), loggamma, beta,
+dirichlet, t, chisquare, f, exponential, laplace, logistic, cauchy, poisson, choice,
+multivariate_normal, orthogonal, ball and JAX's other samplers.
 
 Example:
   key = fnad.random.PRNGKey(0)
