@@ -3,6 +3,8 @@
 A layer is a pair `init_<layer>(key, ...) -> params` and `<layer>(params, x, ...)`; params
 are dicts (or lists) of arrays, so a whole model is one pytree. Initialisers live in
 `fnad_nn.init`; every `init_*` defaults to PyTorch's initialisation of the same layer.
+`jax.nn`'s names are here too (activations such as elu, selu, glu, standardize), and
+`fnad_nn.initializers` holds JAX's initializer factories (glorot_normal(), he_uniform(), ...).
 """
 
 from ._activations import relu as relu
