@@ -52,6 +52,7 @@ from . import numpy as numpy
 from . import random as random
 from . import test_util as test_util
 from . import tree as tree
+from . import tree_util as tree_util
 from .numpy._methods import ArrayTracerMethods as _ArrayTracerMethods
 
 # The three explicit hooks of the layers below: tracers get fnad.numpy's array methods and

@@ -3,6 +3,8 @@
 A layer is a pair `init_<layer>(key, ...) -> params` and `<layer>(params, x, ...)`; params
 are dicts (or lists) of arrays, so a whole model is one pytree. Initialisers live in
 `fnad_nn.init`; every `init_*` defaults to PyTorch's initialisation of the same layer.
+`jax.nn`'s names are here too (activations such as elu, selu, glu, standardize), and
+`fnad_nn.initializers` holds JAX's initializer factories (glorot_normal(), he_uniform(), ...).
 """
 
 from ._activations import relu as relu
@@ -15,6 +17,25 @@ from ._activations import softplus as softplus
 from ._activations import softmax as softmax
 from ._activations import log_softmax as log_softmax
 from ._activations import one_hot as one_hot
+from ._activations_more import elu as elu
+from ._activations_more import selu as selu
+from ._activations_more import celu as celu
+from ._activations_more import glu as glu
+from ._activations_more import swish as swish
+from ._activations_more import relu6 as relu6
+from ._activations_more import hard_tanh as hard_tanh
+from ._activations_more import hard_sigmoid as hard_sigmoid
+from ._activations_more import hard_silu as hard_silu
+from ._activations_more import hard_swish as hard_swish
+from ._activations_more import log_sigmoid as log_sigmoid
+from ._activations_more import soft_sign as soft_sign
+from ._activations_more import mish as mish
+from ._activations_more import squareplus as squareplus
+from ._activations_more import sparse_plus as sparse_plus
+from ._activations_more import sparse_sigmoid as sparse_sigmoid
+from ._activations_more import standardize as standardize
+from ._activations_more import logsumexp as logsumexp
+from ._activations_more import identity as identity
 from ._linear import init_linear as init_linear
 from ._linear import linear as linear
 from ._linear import init_embedding as init_embedding
@@ -76,5 +97,6 @@ from ._conv import conv2d as conv2d
 from ._conv import max_pool2d as max_pool2d
 from ._conv import avg_pool2d as avg_pool2d
 from . import init as init
+from . import initializers as initializers
 from . import models as models
 from . import data as data

@@ -236,22 +236,24 @@ def log_softmax(x, axis=-1):
     return _special.log_softmax(x, axis)
 
 
-def one_hot(labels, num_classes, *, dtype=np.float32):
-    """One-hot encoding of integer labels along a new last axis (no derivative).
+def one_hot(labels, num_classes, *, dtype=np.float32, axis=-1):
+    """One-hot encoding of integer labels along a new axis (no derivative).
 
     Args:
       labels: integer array of any shape; out-of-range labels (e.g. -100) give all-zero rows.
       num_classes: size of the new axis.
       dtype: output dtype.
+      axis: where the new axis goes (the last by default, as in JAX).
 
     Returns:
-      An array of shape `labels.shape + (num_classes,)`.
+      An array of shape `labels.shape + (num_classes,)` (for axis=-1).
 
     Example:
       one_hot(np.array([0, 2]), 3)   # [[1, 0, 0], [0, 0, 1]]
     """
     xp = array_module(labels)
-    return (as_array(xp, labels)[..., None] == xp.arange(num_classes)).astype(dtype)
+    out = (as_array(xp, labels)[..., None] == xp.arange(num_classes)).astype(dtype)
+    return out if axis in (-1, out.ndim - 1) else xp.moveaxis(out, -1, axis)
 
 
 # ----------------------------------------------------------------------------- exact GELU

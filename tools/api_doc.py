@@ -3,9 +3,9 @@
 Each list is a block in docs/api.md between `<!-- api: NAME -->` and `<!-- /api -->`; this
 script replaces the text between them with one line per public name: its signature (as
 `inspect.signature` gives it, defaults written as code) and the first paragraph of its
-docstring. The names are every public name of fnad_nn, fnad_nn.init, fnad_nn.models,
-fnad_nn.data and fnad_optim, and the graph API: fnad.make_graph, fnad.named_scope, the
-Graph they give and what a function made by fnad.jit carries.
+docstring. The names are every public name of fnad_nn, fnad_nn.init, fnad_nn.initializers,
+fnad_nn.models, fnad_nn.data and fnad_optim, and the graph API: fnad.make_graph,
+fnad.named_scope, the Graph they give and what a function made by fnad.jit carries.
 
     python tools/api_doc.py            # rewrite docs/api.md
     python tools/api_doc.py --check    # exit 1 if docs/api.md is stale
@@ -151,6 +151,7 @@ def graph_lines():
 BLOCKS = {
     "fnad_nn": lambda: namespace_lines(fnad_nn),
     "fnad_nn_init": lambda: namespace_lines(fnad_nn.init),
+    "fnad_nn_initializers": lambda: namespace_lines(fnad_nn.initializers),
     "fnad_nn_models": lambda: namespace_lines(fnad_nn.models),
     "fnad_nn_data": lambda: namespace_lines(fnad_nn.data),
     "fnad_optim": lambda: namespace_lines(fnad_optim),

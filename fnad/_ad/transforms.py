@@ -174,8 +174,12 @@ def _checked_ct(k, c, spec):
         raise ValueError(f"vjp function: cotangent {k} has shape {c_shape} but the output "
                          f"has shape {shape}; pass a cotangent shaped like the output.")
     if c_dtype != dtype and not (isinstance(c, (int, float)) and shape == ()):
-        raise ValueError(f"vjp function: cotangent {k} has dtype {c_dtype} but the output "
-                         f"has dtype {dtype}; cast it with .astype({dtype}).")
+        if c_dtype.kind != dtype.kind or dtype.kind not in "fc":
+            raise ValueError(f"vjp function: cotangent {k} has dtype {c_dtype} but the output "
+                             f"has dtype {dtype}; cast it with .astype({dtype}).")
+        # another precision of the same kind (a float32 draw of fnad.random for float64
+        # NumPy data): taken in the output's precision, as a Python float is
+        return c.astype(dtype)
     if isinstance(c, (int, float)):
         c = np.asarray(c, dtype=dtype)
     return c
@@ -378,11 +382,15 @@ def _jvp(fun, primals, tangents, ints=None):
             raise _refused_leaf(p, ints, "primal", p_tree, i, None, fun)
         if p_dtype.kind in "fc":
             if t_dtype != p_dtype:
-                if not isinstance(t_flat[i], (int, float)) or t_dtype.kind not in "iuf":
+                # a Python scalar, or another precision of the same kind (float32 and float64
+                # meet where fnad.random's float32 draws meet NumPy's float64 data)
+                same_kind = t_dtype.kind == p_dtype.kind
+                if not same_kind and (not isinstance(t_flat[i], (int, float))
+                                      or t_dtype.kind not in "iuf"):
                     raise TypeError(f"jvp: primal {i} has dtype {p_dtype} but its tangent has "
                                     f"dtype {t_dtype}; tangents must have their primal's dtype "
                                     f"(cast with .astype({p_dtype})).")
-                t = t.astype(p_dtype)  # a Python scalar tangent takes the primal's dtype
+                t = t.astype(p_dtype)  # taken in the primal's dtype
         else:
             t = None
         prims.append(p)

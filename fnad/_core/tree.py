@@ -55,12 +55,32 @@ register_pytree_node(defaultdict, lambda d: (_flatten_dict(d)[0], (d.default_fac
                      lambda aux, c: defaultdict(aux[0], zip(aux[1], c)))
 
 
-def register_dataclass(cls):
-    """Register a dataclass whose init fields are all children (usable as a decorator)."""
-    names = tuple(f.name for f in dataclasses.fields(cls) if f.init)
-    register_pytree_node(cls, lambda x: ([getattr(x, n) for n in names], None),
-                         lambda _, c: cls(**dict(zip(names, c))))
-    return cls
+DATA_FIELDS = {}  # registered dataclass -> the names of its child fields
+
+
+def register_dataclass(nodetype=None, data_fields=None, meta_fields=None, drop_fields=()):
+    """Register a dataclass: `data_fields` are children, `meta_fields` static aux data
+    (JAX's signature; usable as a plain decorator). With neither given, the init fields
+    are children except those with `field(metadata={"static": True})`.
+
+    Example:
+      register_dataclass(Params, data_fields=["w", "b"], meta_fields=["name"])
+    """
+    if nodetype is None:
+        return lambda cls: register_dataclass(cls, data_fields, meta_fields, drop_fields)
+    if data_fields is None and meta_fields is None:
+        fields = [f for f in dataclasses.fields(nodetype) if f.init and f.name not in drop_fields]
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    if data_fields is None or meta_fields is None:
+        raise TypeError(f"register_dataclass({nodetype.__name__}): give both data_fields and "
+                        "meta_fields, or neither (then they come from the dataclass fields).")
+    data, meta = tuple(data_fields), tuple(meta_fields)
+    register_pytree_node(nodetype, lambda x: ([getattr(x, n) for n in data],
+                                              tuple(getattr(x, n) for n in meta)),
+                         lambda aux, c: nodetype(**dict(zip(data, c)), **dict(zip(meta, aux))))
+    DATA_FIELDS[nodetype] = data
+    return nodetype
 
 
 def _namedtuple_handler(t):
@@ -135,6 +155,10 @@ class PyTreeDef:
     def unflatten(self, leaves):
         return tree_unflatten(self, leaves)
 
+    def flatten_up_to(self, tree):
+        """The subtrees of `tree` at this structure's leaves, in order."""
+        return _flatten_up_to(self, tree)
+
 
 def _child_key(node, j):
     """How child `j` of `node` is reached: "['key']" for mappings, "[j]" for sequences,
@@ -146,8 +170,8 @@ def _child_key(node, j):
         return f"[{aux[1][j]!r}]"
     if issubclass(t, tuple) and hasattr(t, "_fields"):
         return f".{t._fields[j]}"
-    if dataclasses.is_dataclass(t):
-        names = [f.name for f in dataclasses.fields(t) if f.init]
+    if t in DATA_FIELDS:
+        names = DATA_FIELDS[t]
         if j < len(names):
             return f".{names[j]}"
     return f"[{j}]"
@@ -338,14 +362,20 @@ def tree_map(f, tree, *rest, is_leaf=None):
     leaves, treedef = tree_flatten(tree, is_leaf)
     if not rest:
         return treedef.unflatten([f(x) for x in leaves])
+    others = leaves_like(treedef, rest, is_leaf, "tree_map")
+    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
+
+
+def leaves_like(treedef, rest, is_leaf, fname):
+    """The leaves of each tree in `rest`, each checked to have the structure `treedef`."""
     others = []
     for i, r in enumerate(rest):
         r_leaves, r_def = tree_flatten(r, is_leaf)
         if r_def != treedef:
-            raise ValueError("tree_map: tree structures differ:\n"
+            raise ValueError(f"{fname}: tree structures differ:\n"
                              f"  tree 0:       {treedef}\n  tree {i + 1}:       {r_def}")
         others.append(r_leaves)
-    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
+    return others
 
 
 def tree_all(tree):
@@ -353,20 +383,32 @@ def tree_all(tree):
     return all(tree_leaves(tree))
 
 
-def tree_reduce(function, tree, initializer=None):
-    """Reduce the leaves with a binary function, like functools.reduce."""
-    leaves = tree_leaves(tree)
-    if initializer is None:
+_NO_INITIALIZER = object()
+
+
+def tree_reduce(function, tree, initializer=_NO_INITIALIZER, is_leaf=None):
+    """Reduce the leaves with a binary function, like functools.reduce.
+
+    Example:
+      tree_reduce(operator.add, {"a": 1, "b": [2, 3]})     # 6
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
         return functools.reduce(function, leaves)
     return functools.reduce(function, leaves, initializer)
 
 
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
-    """Turn an outer-of-inner tree into an inner-of-outer tree."""
-    flat = outer_treedef.flatten_up_to(pytree_to_transpose) if hasattr(
-        outer_treedef, "flatten_up_to") else None
-    if flat is None:
-        flat = _flatten_up_to(outer_treedef, pytree_to_transpose)
+    """Turn an outer-of-inner tree into an inner-of-outer tree (`inner_treedef` None: the
+    structure of the first inner tree).
+
+    Example:
+      tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
+      # ([1, 3], [2, 4])
+    """
+    flat = _flatten_up_to(outer_treedef, pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(flat[0]) if flat else tree_structure(None)
     inner_leaves = [tree_flatten(x)[0] for x in flat]
     for x in flat:
         if tree_structure(x) != inner_treedef:

@@ -105,7 +105,8 @@ def substitute(eqns, outvars, mapping):
 
 
 def is_array_const(x):
-    return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, Tracer)
+    # a class is never one: np.float32 (a dtype argument) has `shape` and `dtype` descriptors
+    return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, (Tracer, type))
 
 
 class Program:

@@ -243,6 +243,8 @@ from ._products import (
     vecdot as vecdot,
     matvec as matvec,
     vecmat as vecmat,
+    convolve as convolve,
+    correlate as correlate,
 )
 from ._einsum import einsum as einsum
 from ._indexing import (

@@ -248,10 +248,25 @@ def at(x):
 
 
 def take(a, indices, axis=None, out=None, mode=None):
-    """Elements of `a` at `indices` along `axis` (of the flattened array when axis is None)."""
+    """Elements of `a` at `indices` along `axis` (of the flattened array when axis is None).
+
+    mode: None or "raise" (out-of-range indices raise IndexError), "clip" (clipped to
+    [0, n-1], negative ones too, as NumPy; JAX's gathers clamp likewise) or "wrap" (modulo n).
+
+    Example:
+      fnp.take(x, np.array([0, 11]), mode="clip")     # x[0], x[-1] for a 10-element x
+    """
+    if out is not None:
+        raise TypeError("fnad.numpy.take: out= is not supported; use the returned array.")
+    if mode not in (None, "raise", "clip", "wrap"):
+        raise ValueError(f"fnad.numpy.take: mode {mode!r} is not 'raise', 'clip' or 'wrap'.")
     if axis is None:
-        return getitem(fnp.ravel(a), normalize_index(indices))
+        a = fnp.ravel(a)
+        axis = 0
     axis = axis % len(shape(a))
+    if mode in ("clip", "wrap"):
+        n = shape(a)[axis]
+        indices = fnp.clip(indices, 0, n - 1) if mode == "clip" else fnp.mod(indices, n)
     return getitem(a, (slice(None),) * axis + normalize_index(indices))
 
 

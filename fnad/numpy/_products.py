@@ -209,3 +209,45 @@ def _matmul_aval(a, b):
 
 
 defabstract_eval(matmul, _matmul_aval)
+
+
+def _as_1d(v, fname):
+    v = v if hasattr(v, "shape") else fnp.asarray(v)
+    if ndim(v) != 1 or shape(v)[0] == 0:
+        raise ValueError(f"fnad.numpy.{fname}: inputs must be non-empty 1-d arrays, got "
+                         f"shape {tuple(shape(v))}.")
+    return v
+
+
+def convolve(a, v, mode="full"):
+    """Discrete linear convolution of two 1-d arrays (NumPy's modes 'full', 'same', 'valid'),
+    as a product of `a`'s sliding windows with reversed `v`: differentiable in both.
+
+    Example:
+      convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))   # [0, 1, 2.5, 4, 1.5]
+    """
+    a, v = _as_1d(a, "convolve"), _as_1d(v, "convolve")
+    if shape(v)[0] > shape(a)[0]:
+        a, v = v, a
+    n, m = shape(a)[0], shape(v)[0]
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"fnad.numpy.convolve: mode {mode!r} is not 'full', 'same' or 'valid'.")
+    padded = fnp.pad(a, (m - 1, m - 1))
+    windows = padded[np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]]
+    full = fnp.matmul(windows, fnp.flip(v))
+    if mode == "same":
+        start = (m - 1) // 2
+        return full[start:start + n]
+    return full[m - 1:n] if mode == "valid" else full
+
+
+def correlate(a, v, mode="valid"):
+    """Cross-correlation of two 1-d arrays: `c[k] = sum_n a[n + k] conj(v[n])` (NumPy's).
+
+    Example:
+      correlate(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))   # [3.5]
+    """
+    a, v = _as_1d(a, "correlate"), _as_1d(v, "correlate")
+    if shape(v)[0] > shape(a)[0]:  # NumPy: the swapped correlation, reversed and conjugated
+        return fnp.conj(fnp.flip(correlate(v, a, mode)))
+    return convolve(a, fnp.conj(fnp.flip(v)), mode)
