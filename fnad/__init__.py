@@ -9,6 +9,7 @@ optimisation, compilation), and the public packages `lax`, `numpy`, `random`, `s
 """
 
 from ._ad.custom import checkpoint as checkpoint
+from ._ad.custom import custom_jvp as custom_jvp
 from ._ad.custom import custom_vjp as custom_vjp
 from ._ad.jacobians import hessian as hessian
 from ._ad.jacobians import jacfwd as jacfwd

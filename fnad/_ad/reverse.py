@@ -8,7 +8,7 @@ derivatives work. A custom_vjp call is recorded as one node carrying its own rul
 checkpoint call as one node whose rule runs the function again.
 """
 
-from .._core.custom import bind_checkpoint
+from .._core.custom import bind_checkpoint, bind_custom_jvp
 from .._core.tracer import Trace, Tracer, bind_traced, finish_trace
 from .._core.tree import tree_flatten, tree_unflatten
 from .forward import refuse_forward_mode
@@ -16,7 +16,7 @@ from .values import (ValueTracer, add_cotangents, fit_cotangent, pass_through, s
                      zeros_like_value)
 
 __all__ = ["RevTrace", "RevTracer", "backward", "CustomNode", "trace_reverse", "pull_back",
-           "rule_cotangents"]
+           "rule_cotangents", "custom_jvp_cotangents"]
 
 _PROJ = object()  # tape marker: output k of a multiple-result node
 
@@ -120,6 +120,21 @@ class RevTrace(Trace):
         return tree_unflatten(out_tree, list(self.record(node, tuple(out_flat), vals, {},
                                                          parents)))
 
+    def process_custom_jvp(self, rule, args):
+        # the value from the traces below; the VJP is the transpose of the jvp rule's
+        # tangent map (linear in the tangents), pulled back through when it is needed
+        flat, in_tree = rule.flatten(args)
+        vals, parents = self._unbox(flat)
+        out = bind_custom_jvp(rule, rule.fill_leaves(args, vals, in_tree))
+        out_flat, out_tree = tree_flatten(out)
+
+        def vjp_all(g):
+            return custom_jvp_cotangents(rule, args, in_tree, vals, g)
+
+        node = CustomNode(f"custom_jvp[{rule.name}]", vjp_all)
+        return tree_unflatten(out_tree, list(self.record(node, tuple(out_flat), vals, {},
+                                                         parents)))
+
     def process_checkpoint(self, fun, args, kwargs, name):
         flat, in_tree = tree_flatten((args, kwargs))
         vals, parents = self._unbox(flat)
@@ -218,6 +233,26 @@ def pull_back(trace, out_flat, cts, consume=False):
     seeds = [(o._idx, c) for o, c in zip(out_flat, cts)
              if c is not None and isinstance(o, RevTracer) and o._trace is trace]
     return backward(trace.tape, seeds, consume=consume)
+
+
+def custom_jvp_cotangents(rule, args, in_tree, vals, g):
+    """The cotangents of the differentiable leaves `vals` of a custom_jvp call from its
+    outputs' cotangents `g` (one per output leaf): the jvp rule's tangent output, a linear
+    function of the tangents, pulled back from tangents of zero (None for integer leaves)."""
+    zeros = [zeros_like_value(v) for v in vals]
+    traced = [i for i, v in enumerate(vals) if shape_dtype(v)[1].kind in "fc"]
+
+    def tangent_out(tans):
+        return tree_flatten(rule.jvp_leaves(args, in_tree, vals, tans)[1])[0]
+
+    trace, boxed, t_out = trace_reverse(tangent_out, zeros, traced,
+                                        tree_flatten(zeros)[1], f"custom_jvp {rule.name}")
+    grads = pull_back(trace, t_out, list(g), consume=True)
+    cts = [None] * len(vals)
+    for i in traced:
+        c = grads[boxed[i]._idx]
+        cts[i] = zeros[i] if c is None else fit_cotangent(c, vals[i])
+    return cts
 
 
 def rule_cotangents(rule, fixed, res, g, in_tree, vals):

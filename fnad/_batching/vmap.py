@@ -21,14 +21,15 @@ import numpy as np
 
 from .._core.abstract import aval_of
 from .._core.backend import array_module
-from .._core.custom import CustomVJPRule, bind_checkpoint, bind_custom_vjp
+from .._core.custom import (CustomJVPRule, CustomVJPRule, bind_checkpoint, bind_custom_jvp,
+                            bind_custom_vjp)
 from .._core.tracer import (Trace, Tracer, finish_trace, levels, raise_if_escaped,
                              require_callable, top_trace)
 from .._core.tree import _sorted_keys, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["vmap", "BatchTrace", "BatchTracer", "BatchingFallbackWarning", "batch_fallback",
            "FALLBACK_COUNTS", "unbatched_value", "index_dispatch", "move_axis", "namespace_of",
-           "stack", "batch_custom_vjp", "batch_checkpoint", "batch_by_loop"]
+           "stack", "batch_custom_vjp", "batch_custom_jvp", "batch_checkpoint", "batch_by_loop"]
 
 
 class BatchingFallbackWarning(UserWarning):
@@ -179,6 +180,12 @@ class BatchTrace(Trace):
         outs = batch_custom_vjp(rule, args, vals, dims, in_tree)
         return tree_map(lambda o: BatchTracer(o, 0, self), outs)
 
+    def process_custom_jvp(self, rule, args):
+        flat, in_tree = rule.flatten(args)
+        vals, dims = self._unbox_leaves(flat)
+        outs = batch_custom_jvp(rule, args, vals, dims, in_tree)
+        return tree_map(lambda o: BatchTracer(o, 0, self), outs)
+
     def process_checkpoint(self, fun, args, kwargs, name):
         flat, in_tree = tree_flatten((args, kwargs))
         vals, dims = self._unbox_leaves(flat)
@@ -205,6 +212,23 @@ def batch_custom_vjp(rule, args, vals, dims, in_tree):
 
     leaf_rule = CustomVJPRule(batched(rule.fun), batched(rule.fwd), bwd, (), rule.name)
     return bind_custom_vjp(leaf_rule, vals)
+
+
+def batch_custom_jvp(rule, args, vals, dims, in_tree):
+    """A custom_jvp call on batched differentiable leaves `vals` (batch axes `dims`) as a
+    custom_jvp call of the vmapped function whose jvp rule is the vmapped rule (a tangent
+    has its primal's batch axis), handed on to the traces below; outputs come back with
+    their batch axis first."""
+    in_axes = tuple(dims)
+
+    def fun(*leaves):
+        return vmap(lambda *v: rule.fun(*rule.fill_leaves(args, v, in_tree)), in_axes)(*leaves)
+
+    def jvp(primals, tangents):
+        return vmap(lambda p, t: rule.jvp_leaves(args, in_tree, p, t),
+                    (in_axes, in_axes))(tuple(primals), tuple(tangents))
+
+    return bind_custom_jvp(CustomJVPRule(fun, jvp, (), rule.name), vals)
 
 
 def batch_checkpoint(fun, vals, dims, in_tree, name):

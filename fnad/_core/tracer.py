@@ -52,6 +52,11 @@ class Trace:
         differentiable arguments hold tracers of this trace; see `bind_custom_vjp`."""
         raise NotImplementedError(f"{type(self).__name__} has no custom_vjp rule")
 
+    def process_custom_jvp(self, rule, args):  # pragma: no cover - abstract
+        """Handle a call of a custom_jvp function (`rule`, a `CustomJVPRule`) whose
+        differentiable arguments hold tracers of this trace; see `bind_custom_jvp`."""
+        raise NotImplementedError(f"{type(self).__name__} has no custom_jvp rule")
+
     def process_checkpoint(self, fun, args, kwargs, name):  # pragma: no cover - abstract
         """Handle a call of a `fnad.checkpoint` function `fun` whose arguments hold tracers
         of this trace; see `bind_checkpoint`."""
@@ -77,6 +82,9 @@ class _Finished:
 
     def process_custom_vjp(self, rule, args):
         raise self._escaped(f"custom_vjp function {rule.name}")
+
+    def process_custom_jvp(self, rule, args):
+        raise self._escaped(f"custom_jvp function {rule.name}")
 
     def process_checkpoint(self, fun, args, kwargs, name):
         raise self._escaped(name)
