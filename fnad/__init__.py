@@ -44,12 +44,14 @@ from ._io.checkpoint import load as load
 from ._io.format import CheckpointError as CheckpointError
 from ._io.checkpoint import save as save
 from ._jit.api import eval_shape as eval_shape
+from ._jit.debug import config as config
 from ._jit.api import make_jaxpr as make_jaxpr
 from ._jit.jit import clear_caches as clear_caches
 from ._jit.jit import jit as jit
 from ._jit.scopes import named_scope as named_scope
 from ._jit.staging import ConcretizationError as ConcretizationError
 from ._jit.staging import make_graph as make_graph
+from . import debug as debug
 from . import distributed as distributed
 from . import extend as extend
 from . import kernels as kernels

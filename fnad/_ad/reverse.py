@@ -20,6 +20,14 @@ __all__ = ["RevTrace", "RevTracer", "backward", "CustomNode", "trace_reverse", "
 
 _PROJ = object()  # tape marker: output k of a multiple-result node
 
+# fnad.config's debug_nans/debug_infs (fnad/_jit/debug.py): while on, RECORD_LINES[0] is a
+# function giving the user's source line, recorded for each tape entry, and the backward pass
+# keeps the node whose rule is running in BACKWARD_NODE[0] as (primitive name, forward line),
+# so that a NaN made by a VJP rule is reported against the forward call it belongs to.
+RECORD_LINES = [None]
+BACKWARD_NODE = [None]
+VALUE_CHECK = [None]  # `check(x) -> "nan", "inf" or None` while a switch is on
+
 
 class RevTracer(ValueTracer):
     __slots__ = ("_value", "_trace", "_idx")
@@ -50,11 +58,12 @@ class CustomNode:
 
 
 class RevTrace(Trace):
-    __slots__ = ("tape",)
+    __slots__ = ("tape", "lines")
 
     def __init__(self):
         super().__init__()
         self.tape = []
+        self.lines = None if RECORD_LINES[0] is None else {}
 
     def new_input(self, value):
         idx = len(self.tape)
@@ -81,12 +90,16 @@ class RevTrace(Trace):
         if prim.multiple_results:
             return self.record(prim, ans, vals, kwargs, parents)
         tape = self.tape
+        if self.lines is not None:
+            self.lines[len(tape)] = RECORD_LINES[0](2)
         tape.append((prim, ans, vals, kwargs, parents))
         return RevTracer(ans, self, len(tape) - 1)
 
     def record(self, prim, ans, vals, kwargs, parents):
         tape = self.tape
         idx = len(tape)
+        if self.lines is not None:
+            self.lines[idx] = RECORD_LINES[0](2)
         tape.append((prim, ans, vals, kwargs, parents))
         if not prim.multiple_results:
             return RevTracer(ans, self, idx)
@@ -167,12 +180,30 @@ def _real_if_real(c, x):
     return c
 
 
-def backward(tape, seeds, consume=False):
+def backward(tape, seeds, consume=False, lines=None):
     """Run the tape backwards from `seeds` [(idx, cotangent)]; returns the grads list.
 
     With `consume`, each entry is dropped once passed, so that the forward values it holds
     are freed during the backward pass (lower peak memory; the tape cannot be run again).
+    `lines` (debug_nans): the source line of each entry, named while its rule runs.
     """
+    if lines is None:
+        return _backward(tape, seeds, consume, None)
+    outer = BACKWARD_NODE[0]
+    try:
+        return _backward(tape, seeds, consume, lines)
+    except FloatingPointError as e:  # NumPy's check in a rule: name the node it belongs to
+        if str(e).startswith("debug_") or BACKWARD_NODE[0] is None:
+            raise
+        name, line = BACKWARD_NODE[0]
+        at = f", whose forward call was at {line}" if line else ""
+        raise FloatingPointError(f"debug_nans/debug_infs: {e} in the backward pass: the VJP "
+                                 f"of '{name}'{at}.") from e
+    finally:
+        BACKWARD_NODE[0] = outer
+
+
+def _backward(tape, seeds, consume, lines):
     grads = [None] * len(tape)
     for idx, g in seeds:
         grads[idx] = add_cotangents(grads[idx], g)
@@ -185,6 +216,8 @@ def backward(tape, seeds, consume=False):
             continue
         grads[idx] = None
         prim = entry[0]
+        if lines is not None and prim is not _PROJ:
+            BACKWARD_NODE[0] = (prim.name, lines.get(idx))
         if prim is _PROJ:
             _, parent, k, n = entry
             slot = grads[parent]
@@ -200,16 +233,32 @@ def backward(tape, seeds, consume=False):
                    else prim.vjp_all(g, ans, *vals, **kwargs))
             for i, p in parents:
                 grads[p] = add_cotangents(grads[p], _real_if_real(cts[i], vals[i]))
-            continue
-        vjps = prim.vjps
-        for i, p in parents:
-            rule = vjps.get(i)
-            if rule is None:
-                raise prim.missing("vjp", i)
-            c = _real_if_real(rule(g, ans, *vals, **kwargs), vals[i])
-            old = grads[p]
-            grads[p] = c if old is None else old + c
+        else:
+            vjps = prim.vjps
+            for i, p in parents:
+                rule = vjps.get(i)
+                if rule is None:
+                    raise prim.missing("vjp", i)
+                c = _real_if_real(rule(g, ans, *vals, **kwargs), vals[i])
+                old = grads[p]
+                grads[p] = c if old is None else old + c
+        if lines is not None:
+            _check_cotangents(grads, parents)
     return grads
+
+
+def _check_cotangents(grads, parents):
+    """debug_nans/debug_infs: the cotangents a node's rule just made hold no NaN (inf)."""
+    for _, p in parents:
+        kind = VALUE_CHECK[0](grads[p])
+        if kind is not None:
+            name, line = BACKWARD_NODE[0]
+            at = f", whose forward call was at {line}" if line else ""
+            switch = "debug_nans" if kind == "nan" else "debug_infs"
+            raise FloatingPointError(
+                f"{switch}: invalid value ({kind}) produced in the backward pass by the VJP of "
+                f"'{name}'{at}. Turn the check off with fnad.config.update('{switch}', False) "
+                "once found.")
 
 
 def trace_reverse(call, flat, traced, in_tree, name):
@@ -232,7 +281,7 @@ def pull_back(trace, out_flat, cts, consume=False):
     none); returns the cotangent list indexed like the tape (an input's at its `_idx`)."""
     seeds = [(o._idx, c) for o, c in zip(out_flat, cts)
              if c is not None and isinstance(o, RevTracer) and o._trace is trace]
-    return backward(trace.tape, seeds, consume=consume)
+    return backward(trace.tape, seeds, consume=consume, lines=trace.lines)
 
 
 def custom_jvp_cotangents(rule, args, in_tree, vals, g):

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._core.abstract import aval_of
 from .._core.backend import array_module
+from .._core.fpcheck import restate
 from .._core.custom import (CustomJVPRule, CustomVJPRule, bind_checkpoint, bind_custom_jvp,
                             bind_custom_vjp)
 from .._core.tracer import (Trace, Tracer, finish_trace, levels, raise_if_escaped,
@@ -154,10 +155,13 @@ class BatchTrace(Trace):
             vals.append(v)
             dims.append(d)
         rule = prim.batch
-        if rule is None:
-            out, out_dims = batch_fallback(prim, vals, dims, kwargs, self.axis_size)
-        else:
-            out, out_dims = rule(vals, tuple(dims), **kwargs)
+        try:
+            if rule is None:
+                out, out_dims = batch_fallback(prim, vals, dims, kwargs, self.axis_size)
+            else:
+                out, out_dims = rule(vals, tuple(dims), **kwargs)
+        except FloatingPointError as e:  # debug_nans: NumPy's check, named
+            raise restate(e) from e
         if prim.multiple_results:
             outs = [self._box(o, d) for o, d in zip(out, out_dims)]
             return tuple(outs) if isinstance(out, tuple) else outs

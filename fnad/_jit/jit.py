@@ -20,6 +20,7 @@ from .._core.tracer import Tracer, require_callable
 from .._core.tree import _registry, tree_flatten, tree_unflatten
 from .._graph.memory import output_copies
 from .compile import compile_graph
+from .._core.fpcheck import checks_on, restate
 from . import fusion
 from .fusion import fuse_elementwise, get_backend
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
@@ -412,6 +413,11 @@ class jit:  # used like a function, as in JAX
         return entry, flat, traced
 
     def __call__(self, *args, **kwargs):
+        if checks_on():  # debug_nans: op by op, so a NaN is named with its line (JAX re-runs)
+            try:
+                return self.fun(*args, **kwargs)
+            except FloatingPointError as e:
+                raise restate(e) from e
         key = None
         if self._plain and not kwargs:
             flat = []
