@@ -9,3 +9,11 @@ from ._control import cond as cond
 from ._control import fori_loop as fori_loop
 from ._control import scan as scan
 from ._control import while_loop as while_loop
+
+# Collectives over a named vmap axis (vmap(f, axis_name="i")): fnad/lax/_collectives.py
+from ._collectives import all_gather as all_gather
+from ._collectives import axis_index as axis_index
+from ._collectives import pmax as pmax
+from ._collectives import pmean as pmean
+from ._collectives import pmin as pmin
+from ._collectives import psum as psum
