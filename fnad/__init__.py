@@ -9,6 +9,7 @@ optimisation, compilation), and the public packages `lax`, `numpy`, `random`, `s
 """
 
 from ._ad.custom import checkpoint as checkpoint
+from ._ad.custom import remat as remat
 from ._ad.custom import custom_jvp as custom_jvp
 from ._ad.custom import custom_vjp as custom_vjp
 from ._ad.jacobians import hessian as hessian
@@ -51,6 +52,8 @@ from ._jit.jit import jit as jit
 from ._jit.scopes import named_scope as named_scope
 from ._jit.staging import ConcretizationError as ConcretizationError
 from ._jit.staging import make_graph as make_graph
+from . import ad_checkpoint as ad_checkpoint
+from . import checkpoint_policies as checkpoint_policies
 from . import debug as debug
 from . import distributed as distributed
 from . import extend as extend

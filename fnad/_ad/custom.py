@@ -7,8 +7,9 @@ import inspect
 from .._core.custom import (CustomJVPRule, CustomVJPRule, bind_checkpoint, bind_custom_jvp,
                             bind_custom_vjp)
 from .._core.tree import tree_map
+from .remat import CheckpointName, everything_saveable, nothing_saveable
 
-__all__ = ["custom_vjp", "custom_jvp", "checkpoint"]
+__all__ = ["custom_vjp", "custom_jvp", "checkpoint", "remat"]
 
 
 def _nondiff(nondiff_argnums):
@@ -155,20 +156,40 @@ class custom_jvp:  # JAX's name for a decorator class
                                                            args, kwargs))
 
 
-def checkpoint(fun):
-    """Rematerialise `fun`'s intermediates in the backward pass instead of storing them.
+def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
+    """Rematerialise `fun`'s intermediates in the backward pass instead of storing them
+    (JAX's `jax.checkpoint`, also `fnad.remat`).
 
-    The forward pass keeps only `fun`'s inputs; the backward pass runs `fun` again under
-    `vjp`. Under jit the forward call is staged as one operation, so the optimiser cannot
-    merge it with the recomputation. Use it around blocks whose activations dominate memory.
+    Without a policy the forward pass keeps only `fun`'s inputs and the backward pass runs
+    `fun` again under `vjp`. A `policy` from `fnad.checkpoint_policies` chooses results to
+    keep instead of recomputing: `dots_saveable` keeps matrix products,
+    `save_only_these_names("h")` the values tagged by `checkpoint_name(x, "h")`,
+    `everything_saveable` everything (no rematerialisation), `nothing_saveable` nothing.
+    Under jit the forward call is staged as one operation, so the optimiser cannot merge it
+    with the recomputation; there a policy other than everything_saveable recomputes
+    everything. `prevent_cse` and `static_argnums` are JAX's and accepted (a static argument,
+    a Python value, is never differentiated). With fun=None it returns a decorator.
 
     Example:
       block = fnad.checkpoint(transformer_block)
+      block = fnad.remat(transformer_block, policy=fnad.checkpoint_policies.dots_saveable)
     """
-    name = f"checkpoint({getattr(fun, '__name__', 'function')})"
+    if fun is None:
+        return lambda f: checkpoint(f, prevent_cse=prevent_cse, policy=policy,
+                                    static_argnums=static_argnums)
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be a function (prim, *args, **kwargs) -> bool "
+                        f"such as fnad.checkpoint_policies.dots_saveable, got {policy!r}.")
+    if policy is everything_saveable:
+        return fun  # nothing to recompute
+    text = f"checkpoint({getattr(fun, '__name__', 'function')})"
+    name = CheckpointName(text, None if policy is nothing_saveable else policy)
 
     @functools.wraps(fun)
     def checkpointed(*args, **kwargs):
         return bind_checkpoint(fun, args, kwargs, name)
 
     return checkpointed
+
+
+remat = checkpoint  # JAX's other name

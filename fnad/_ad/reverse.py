@@ -9,14 +9,14 @@ checkpoint call as one node whose rule runs the function again.
 """
 
 from .._core.custom import bind_checkpoint, bind_custom_jvp
-from .._core.tracer import Trace, Tracer, bind_traced, finish_trace
+from .._core.tracer import Primitive, Trace, Tracer, bind_traced, finish_trace
 from .._core.tree import tree_flatten, tree_unflatten
 from .forward import refuse_forward_mode
 from .values import (ValueTracer, add_cotangents, fit_cotangent, pass_through, shape_dtype,
                      zeros_like_value)
 
 __all__ = ["RevTrace", "RevTracer", "backward", "CustomNode", "trace_reverse", "pull_back",
-           "rule_cotangents", "custom_jvp_cotangents"]
+           "rule_cotangents", "custom_jvp_cotangents", "ReplayTrace", "tape_bytes"]
 
 _PROJ = object()  # tape marker: output k of a multiple-result node
 
@@ -47,14 +47,16 @@ class RevTracer(ValueTracer):
 
 
 class CustomNode:
-    """A tape node whose VJP maps all output cotangents to all input cotangents at once."""
+    """A tape node whose VJP maps all output cotangents to all input cotangents at once
+    (`residuals`: arrays it keeps besides its inputs, for `tape_bytes`)."""
 
-    __slots__ = ("name", "vjp_all")
+    __slots__ = ("name", "vjp_all", "residuals")
     multiple_results = True
 
     def __init__(self, name, vjp_all):
         self.name = name
         self.vjp_all = vjp_all
+        self.residuals = ()
 
 
 class RevTrace(Trace):
@@ -151,6 +153,9 @@ class RevTrace(Trace):
     def process_checkpoint(self, fun, args, kwargs, name):
         flat, in_tree = tree_flatten((args, kwargs))
         vals, parents = self._unbox(flat)
+        policy = getattr(name, "policy", None)
+        if policy is not None:
+            return self._checkpoint_policy(fun, vals, parents, in_tree, name, policy)
         v_args, v_kwargs = tree_unflatten(in_tree, vals)
         out = bind_checkpoint(fun, v_args, v_kwargs, name)  # traces below recompute too
         out_flat, out_tree = tree_flatten(out)
@@ -169,6 +174,86 @@ class RevTrace(Trace):
         node = CustomNode(name, vjp_all)
         return tree_unflatten(out_tree, list(self.record(node, tuple(out_flat), vals, {},
                                                          parents)))
+
+
+    def _checkpoint_policy(self, fun, vals, parents, in_tree, name, policy):
+        """A checkpoint with a policy: `fun` runs once on a tape of its own, of which only
+        the results the policy allows are kept; the backward pass runs `fun` again on a
+        `ReplayTrace` that takes them instead of computing them."""
+        traced = [i for i, _ in parents]
+        call = lambda t: fun(*t[0], **t[1])
+        inner, _, out = trace_reverse(call, vals, traced, in_tree, name)
+        saved = [e[1] for e in inner.tape if e is not None and type(e[0]) is Primitive
+                 and policy(e[0], *e[2], **e[3])]
+        out_flat, out_tree = tree_flatten(out)
+        out_flat = [o._value if isinstance(o, RevTracer) and o._trace is inner else o
+                    for o in out_flat]
+        del inner  # the forward tape goes: only `saved` (and the inputs) stay
+
+        def vjp_all(g):
+            trace = ReplayTrace(policy, saved)
+            boxed = list(vals)
+            for i in traced:
+                boxed[i] = trace.new_input(vals[i])
+            try:
+                again = call(tree_unflatten(in_tree, boxed))
+            finally:
+                finish_trace(trace, name)
+            grads = pull_back(trace, tree_flatten(again)[0], g, consume=True)
+            return [None if i not in traced or grads[boxed[i]._idx] is None
+                    else fit_cotangent(grads[boxed[i]._idx], vals[i]) for i in range(len(vals))]
+
+        node = CustomNode(name, vjp_all)
+        node.residuals = saved
+        return tree_unflatten(out_tree, list(self.record(node, tuple(out_flat), vals, {},
+                                                         parents)))
+
+
+class ReplayTrace(RevTrace):
+    """The backward pass's run of a checkpointed function with a policy: the calls the
+    policy allowed take the results kept by the forward pass, in order, instead of
+    computing them (their VJP rules see them as `ans`)."""
+
+    __slots__ = ("policy", "saved", "k")
+
+    def __init__(self, policy, saved):
+        super().__init__()
+        self.policy, self.saved, self.k = policy, saved, 0
+
+    def process(self, prim, args, kwargs):
+        if prim.nondiff:
+            return pass_through(self, prim, args, kwargs)
+        vals, parents = self._unbox(args)
+        if not self.policy(prim, *vals, **kwargs):
+            return super().process(prim, args, kwargs)
+        ans = self.saved[self.k]
+        self.k += 1
+        if any(isinstance(v, Tracer) for v in vals):  # an outer trace must see the call
+            return super().process(prim, args, kwargs)
+        return self.record(prim, ans, vals, kwargs, parents)
+
+
+def tape_bytes(trace):
+    """The bytes of the distinct arrays `trace`'s tape keeps for its backward pass (the
+    residuals): each entry's inputs and results, and what checkpoint nodes keep."""
+    seen, total = set(), 0
+
+    def add(x):
+        nonlocal total
+        if isinstance(x, (tuple, list)):
+            for y in x:
+                add(y)
+        elif hasattr(x, "nbytes") and not isinstance(x, Tracer) and id(x) not in seen:
+            seen.add(id(x))
+            total += int(x.nbytes)
+
+    for e in trace.tape:
+        if e is None or e[0] is _PROJ:
+            continue
+        add(e[1])
+        add(e[2])
+        add(getattr(e[0], "residuals", ()))
+    return total
 
 
 def _real_if_real(c, x):
