@@ -191,14 +191,8 @@ class RevTrace(Trace):
         del inner  # the forward tape goes: only `saved` (and the inputs) stay
 
         def vjp_all(g):
-            trace = ReplayTrace(policy, saved)
-            boxed = list(vals)
-            for i in traced:
-                boxed[i] = trace.new_input(vals[i])
-            try:
-                again = call(tree_unflatten(in_tree, boxed))
-            finally:
-                finish_trace(trace, name)
+            trace, boxed, again = trace_reverse(call, vals, traced, in_tree, name,
+                                                ReplayTrace(policy, saved))
             grads = pull_back(trace, tree_flatten(again)[0], g, consume=True)
             return [None if i not in traced or grads[boxed[i]._idx] is None
                     else fit_cotangent(grads[boxed[i]._idx], vals[i]) for i in range(len(vals))]
@@ -346,11 +340,11 @@ def _check_cotangents(grads, parents):
                 "once found.")
 
 
-def trace_reverse(call, flat, traced, in_tree, name):
+def trace_reverse(call, flat, traced, in_tree, name, trace=None):
     """Run `call(tree)` on the pytree `in_tree` of `flat`, the leaves at positions `traced`
-    boxed in a new RevTrace; returns (trace, boxed leaves, output). The trace is finished
-    (its tracers escape as errors) when `call` returns."""
-    trace = RevTrace()
+    boxed in a new RevTrace (or in `trace`); returns (trace, boxed leaves, output). The trace
+    is finished (its tracers escape as errors) when `call` returns."""
+    trace = RevTrace() if trace is None else trace
     boxed = list(flat)
     for i in traced:
         boxed[i] = trace.new_input(flat[i])

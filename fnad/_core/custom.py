@@ -122,21 +122,21 @@ def _check_call(rule, args):
 def bind_custom_vjp(rule, args):
     """Call the custom_vjp function `rule` on `args`: the innermost trace among the
     differentiable arguments handles it (`process_custom_vjp`); with none, `rule.fun` runs."""
-    _check_call(rule, args)
-    top = top_trace(rule.flatten(args)[0])
-    if top is None:
-        return rule.fun(*args)
-    return top.process_custom_vjp(rule, args)
+    return _bind_custom(rule, args, "process_custom_vjp")
 
 
 def bind_custom_jvp(rule, args):
-    """Call the custom_jvp function `rule` on `args`: the innermost trace among the
-    differentiable arguments handles it (`process_custom_jvp`); with none, `rule.fun` runs."""
+    """Call the custom_jvp function `rule` (a `CustomJVPRule`) on `args`, as
+    `bind_custom_vjp` does (the hook: `process_custom_jvp`)."""
+    return _bind_custom(rule, args, "process_custom_jvp")
+
+
+def _bind_custom(rule, args, hook):
     _check_call(rule, args)
     top = top_trace(rule.flatten(args)[0])
     if top is None:
         return rule.fun(*args)
-    return top.process_custom_jvp(rule, args)
+    return getattr(top, hook)(rule, args)
 
 
 def bind_checkpoint(fun, args, kwargs, name):

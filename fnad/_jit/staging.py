@@ -250,6 +250,15 @@ def _frozen_rule(rule, args, flat, in_tree, transform, fun_g):
     return CustomVJPRule(fun, fwd, bwd, rule.nondiff_argnums, rule.name)
 
 
+def _impl_of(fun, graph):
+    """The implementation of a custom rule's primitive: `graph` compiled (the program traced
+    now, whose closed-over arrays keep their values), or `fun` run as Python code (None)."""
+    if graph is None:
+        return lambda *vals: tuple(tree_flatten(fun(*vals))[0])
+    run = compile_graph(graph)
+    return lambda *vals: tuple(run(*vals))
+
+
 def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
     fixed = [args[i] for i in rule.nondiff_argnums]
 
@@ -259,13 +268,8 @@ def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
     fun_g, out_tree, out_avals = _staged(fun, flat, transform)
     frozen = _frozen_rule(rule, args, flat, in_tree, transform, fun_g)
     if frozen is not None:  # the traced programs: closed-over arrays keep these values
-        rule, run = frozen, compile_graph(fun_g)
-
-        def impl(*vals):
-            return tuple(run(*vals))
-    else:
-        def impl(*vals):
-            return tuple(tree_flatten(fun(*vals))[0])
+        rule = frozen
+    impl = _impl_of(fun, fun_g if frozen is not None else None)
 
     def vjp_all(g, ans, *vals):
         out, res = rule.fwd(*rule.fill_leaves(args, vals, in_tree))
@@ -290,14 +294,7 @@ def _custom_jvp_primitive(rule, args, flat, in_tree, transform):
         return rule.fun(*rule.fill_leaves(args, vals, in_tree))
 
     fun_g, out_tree, out_avals = _staged(fun, flat, transform)
-    if not fun_g.captured:
-        run = compile_graph(fun_g)
-
-        def impl(*vals):
-            return tuple(run(*vals))
-    else:
-        def impl(*vals):
-            return tuple(tree_flatten(fun(*vals))[0])
+    impl = _impl_of(fun, fun_g if not fun_g.captured else None)
 
     def jvp_all(tangents, ans, *vals):
         tans = [a.xp.zeros(a.shape, a.dtype) if t is None else t

@@ -8,6 +8,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
+from tests.core.test_jit import Counting
 
 S = fnad.ShapeDtypeStruct
 X = np.array([[0.3, -1.2, 2.0], [1.5, 0.7, -0.4]])
@@ -17,15 +18,6 @@ def _jax():
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     return jax
-
-
-class Counting:
-    def __init__(self, fun):
-        self.fun, self.traces = fun, 0
-
-    def __call__(self, *args, **kwargs):
-        self.traces += 1
-        return self.fun(*args, **kwargs)
 
 
 # ----------------------------------------------------------------------------- jit's forms
