@@ -47,8 +47,8 @@ def _index_impl(*, axis_name):
     return BatchTracer(np.arange(trace.axis_size), 0, trace)
 
 
-_psum = primitive(_psum_impl, "psum")
-_gather = primitive(_gather_impl, "all_gather")
+_psum = primitive(_psum_impl, "named_psum")  # over a vmap axis (distributed has psum)
+_gather = primitive(_gather_impl, "named_all_gather")
 _axis_index = primitive(_index_impl, "axis_index", nondiff=True)
 
 # psum / pmax / pmin: `reduce` chooses the reduction
