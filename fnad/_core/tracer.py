@@ -410,8 +410,9 @@ def register_callable(fun, prim):
 def primitive(impl, name=None, *, nondiff=False, multiple_results=False, effect=False):
     """Wrap a backend function as a primitive; returns the public function.
 
-    The returned function calls the primitive's `impl` directly when no positional argument
-    is a tracer, and carries the `Primitive` as its `.primitive` attribute.
+    The returned function calls `impl` directly when no positional argument is a tracer
+    (`set_impl_wrapper` does not reach these calls), and carries the `Primitive` as its
+    `.primitive` attribute.
     """
     prim = Primitive(name or impl.__name__, impl, nondiff=nondiff,
                      multiple_results=multiple_results, effect=effect)
@@ -423,7 +424,7 @@ def primitive(impl, name=None, *, nondiff=False, multiple_results=False, effect=
             if type(a) is list and array_like_hook is not None and _holds_tracer(a):
                 return fun(*_lists_as_arrays(args), **kwargs)  # an array_like of tracers
         try:
-            return prim.impl(*args, **kwargs)
+            return impl(*args, **kwargs)
         except Exception as e:
             diagnose(prim, args, kwargs, e)
             raise

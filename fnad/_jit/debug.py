@@ -5,8 +5,9 @@ A debug callback is one primitive with no results and `effect=True`: jit stages 
 passes keep it where it was; vmap calls it once per example; grad and jvp pass the primal
 values through (nothing is printed in the backward pass, as in JAX).
 
-With `debug_nans` (or `debug_infs`) on, every primitive's result is checked as it is
-computed (`fnad._core.tracer.set_impl_wrapper`); the first holding a NaN (inf) raises
+With `debug_nans` (or `debug_infs`) on, the result of every primitive a transform runs is
+checked as it is computed (`fnad._core.tracer.set_impl_wrapper`), and NumPy's error state
+raises for its ufuncs on plain arrays; the first result holding a NaN (inf) raises
 `FloatingPointError` naming the primitive and the line of your code that called it. In the
 backward pass it names the primitive whose VJP rule made it and that primitive's forward
 line (reverse mode records each line while the switch is on). A jitted function runs op by
