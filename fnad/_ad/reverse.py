@@ -154,7 +154,9 @@ class RevTrace(Trace):
         flat, in_tree = tree_flatten((args, kwargs))
         vals, parents = self._unbox(flat)
         policy = getattr(name, "policy", None)
-        if policy is not None:
+        if policy is not None and not any(isinstance(v, Tracer) for v in vals):
+            # (with traces below, e.g. jit's, they see the checkpoint call instead: jit
+            # stages it as one operation, which CSE cannot merge with the recomputation)
             return self._checkpoint_policy(fun, vals, parents, in_tree, name, policy)
         v_args, v_kwargs = tree_unflatten(in_tree, vals)
         out = bind_checkpoint(fun, v_args, v_kwargs, name)  # traces below recompute too
@@ -222,8 +224,6 @@ class ReplayTrace(RevTrace):
             return super().process(prim, args, kwargs)
         ans = self.saved[self.k]
         self.k += 1
-        if any(isinstance(v, Tracer) for v in vals):  # an outer trace must see the call
-            return super().process(prim, args, kwargs)
         return self.record(prim, ans, vals, kwargs, parents)
 
 
