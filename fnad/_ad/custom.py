@@ -165,10 +165,10 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
     keep instead of recomputing: `dots_saveable` keeps matrix products,
     `save_only_these_names("h")` the values tagged by `checkpoint_name(x, "h")`,
     `everything_saveable` everything (no rematerialisation), `nothing_saveable` nothing.
-    Under jit the forward call is staged as one operation, so the optimiser cannot merge it
-    with the recomputation; there a policy other than everything_saveable recomputes
-    everything. `prevent_cse` and `static_argnums` are JAX's and accepted (a static argument,
-    a Python value, is never differentiated). With fun=None it returns a decorator.
+    Under jit the forward call is staged as one operation (giving the kept results too), so
+    the optimiser cannot merge it with the recomputation. `prevent_cse` and
+    `static_argnums` are JAX's and accepted (a static argument, a Python value, is never
+    differentiated). With fun=None it returns a decorator.
 
     Example:
       block = fnad.checkpoint(transformer_block)

@@ -154,9 +154,7 @@ class RevTrace(Trace):
         flat, in_tree = tree_flatten((args, kwargs))
         vals, parents = self._unbox(flat)
         policy = getattr(name, "policy", None)
-        if policy is not None and not any(isinstance(v, Tracer) for v in vals):
-            # (with traces below, e.g. jit's, they see the checkpoint call instead: jit
-            # stages it as one operation, which CSE cannot merge with the recomputation)
+        if policy is not None:
             return self._checkpoint_policy(fun, vals, parents, in_tree, name, policy)
         v_args, v_kwargs = tree_unflatten(in_tree, vals)
         out = bind_checkpoint(fun, v_args, v_kwargs, name)  # traces below recompute too
@@ -181,16 +179,25 @@ class RevTrace(Trace):
     def _checkpoint_policy(self, fun, vals, parents, in_tree, name, policy):
         """A checkpoint with a policy: `fun` runs once on a tape of its own, of which only
         the results the policy allows are kept; the backward pass runs `fun` again on a
-        `ReplayTrace` that takes them instead of computing them."""
+        `ReplayTrace` that takes them instead of computing them. The forward run is itself
+        a checkpoint call (of `fun` returning its outputs and the kept results) for the
+        traces below: jit stages it as one operation, so its optimiser cannot merge what
+        the backward pass recomputes with the forward pass."""
         traced = [i for i, _ in parents]
         call = lambda t: fun(*t[0], **t[1])
-        inner, _, out = trace_reverse(call, vals, traced, in_tree, name)
-        saved = [e[1] for e in inner.tape if e is not None and type(e[0]) is Primitive
-                 and policy(e[0], *e[2], **e[3])]
-        out_flat, out_tree = tree_flatten(out)
-        out_flat = [o._value if isinstance(o, RevTracer) and o._trace is inner else o
-                    for o in out_flat]
-        del inner  # the forward tape goes: only `saved` (and the inputs) stay
+        trees = []  # the output structure, from the first run of `forward`
+
+        def forward(*leaves):
+            inner, _, out = trace_reverse(call, list(leaves), traced, in_tree, name)
+            kept = [e[1] for e in inner.tape if e is not None and type(e[0]) is Primitive
+                    and policy(e[0], *e[2], **e[3])]
+            out_flat, tree = tree_flatten(out)
+            trees.append(tree)
+            return ([o._value if isinstance(o, RevTracer) and o._trace is inner else o
+                     for o in out_flat], kept)  # the forward tape goes with `inner`
+
+        out_flat, saved = bind_checkpoint(forward, tuple(vals), {}, str(name))
+        out_tree = trees[0]
 
         def vjp_all(g):
             trace, boxed, again = trace_reverse(call, vals, traced, in_tree, name,

@@ -83,6 +83,19 @@ def test_memory_saved():
     assert kept["all_but_pre"] == plain
 
 
+def test_policy_under_jit_of_grad():
+    """The jitted gradient recomputes the products only where the policy does not keep
+    them; the forward pass is one staged operation per block."""
+    counts = {}
+    for name in ("nothing", "dots", "names"):
+        blk = fnad.remat(block, policy=POLICIES[name])
+        graph = fnad.jit(fnad.grad(lambda x: net(x, blk))).graph(X)
+        counts[name] = graph.primitive_counts().get("matmul", 0)
+    # outside the staged forward passes: the recomputed products and the backward ones
+    assert counts["nothing"] == 2 * len(WS)
+    assert counts["dots"] == counts["names"] == len(WS)  # no product recomputed
+
+
 def test_decorator_forms_and_errors():
     @functools.partial(fnad.checkpoint, policy=P.dots_saveable)
     def f(x):
