@@ -243,7 +243,7 @@ def _positional_names(fun):
 def _infer_statics(fun, nums, names):
     """JAX's rule: a static parameter is static whether passed by position or by keyword, so
     static_argnums name their parameters and static_argnames give their positions."""
-    params = _positional_names(fun)
+    params = _positional_names(fun) if nums or names else None
     if params is None:
         return nums, names
     nums = tuple(sorted(set(nums) | {params.index(n) for n in names if n in params}))
@@ -358,7 +358,7 @@ class jit:  # used like a function, as in JAX
         nums, names = _infer_statics(fun, _ints(static_argnums, "static_argnums"),
                                      _strs(static_argnames, "static_argnames"))
         self.static_argnums, self.static_argnames = nums, names
-        self._params = _positional_names(fun) or []
+        self._params = (_positional_names(fun) or []) if nums or names else []
         given = _ints(static_argnums, "static_argnums")
         self._spec = static_argnums if given == nums else nums  # as given, for its errors
         self.donate_argnums = _ints(donate_argnums, "donate_argnums")
