@@ -163,18 +163,26 @@ def _numpy_errors():
 
 class _Config:
     """fnad's switches under JAX's names: `fnad.config.update("debug_nans", True)` (or
-    "jax_debug_nans"), "debug_infs"; read back as `fnad.config.debug_nans`."""
+    "jax_debug_nans"), "debug_infs"; read back as `fnad.config.debug_nans`. JAX programs'
+    `update("jax_enable_x64", True)` is accepted: fnad computes in float64 already."""
 
     _NAMES = {"debug_nans": "nan", "jax_debug_nans": "nan", "debug_infs": "inf",
               "jax_debug_infs": "inf"}
 
+    # JAX options whose one value fnad always has: accepted as no-ops with that value
+    _ALWAYS = {"jax_enable_x64": True, "jax_platform_name": "cpu", "jax_platforms": "cpu"}
+
     def update(self, name, value):
         kind = self._NAMES.get(name)
+        if kind is None and self._ALWAYS.get(name, object()) == value:
+            return  # float64 is NumPy's default; fnad's arrays live where they are made
         if kind is None:
-            raise ValueError(f"fnad.config.update: unknown option {name!r}; fnad has "
-                             "'debug_nans' and 'debug_infs' (JAX's jax_ names accepted). "
-                             "Other JAX options have no fnad counterpart (fnad computes in "
-                             "the arrays' own dtypes: float64 needs no jax_enable_x64).")
+            fixed = ", ".join(f"{k}={v!r}" for k, v in self._ALWAYS.items())
+            raise ValueError(f"fnad.config.update: unknown option {name!r} = {value!r}; fnad "
+                             "has 'debug_nans' and 'debug_infs' (JAX's jax_ names accepted), "
+                             f"and takes {fixed} as they are always so. fnad computes in the "
+                             "arrays' own dtypes (float64 by default): cast them to float32 "
+                             "where JAX would without x64.")
         was = checks_on()
         CHECKS[kind] = bool(value)
         if checks_on() != was:
@@ -190,6 +198,8 @@ class _Config:
     @property
     def debug_infs(self):
         return CHECKS["inf"]
+
+    jax_enable_x64 = True
 
     def __repr__(self):
         return f"fnad.config(debug_nans={self.debug_nans}, debug_infs={self.debug_infs})"
