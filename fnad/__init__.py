@@ -17,7 +17,6 @@ from ._ad.jacobians import jacfwd as jacfwd
 from ._ad.jacobians import jacobian as jacobian
 from ._ad.jacobians import jacrev as jacrev
 from ._ad.linear import linear_transpose as linear_transpose
-from ._ad.linear import linearize as linearize
 from ._ad.transforms import grad as grad
 from ._ad.transforms import jvp as jvp
 from ._ad.transforms import stop_gradient as stop_gradient
@@ -45,6 +44,7 @@ from ._io.checkpoint import load as load
 from ._io.format import CheckpointError as CheckpointError
 from ._io.checkpoint import save as save
 from ._jit.api import eval_shape as eval_shape
+from ._jit.api import linearize as linearize
 from ._jit.debug import config as config
 from ._jit.api import make_jaxpr as make_jaxpr
 from ._jit.jit import clear_caches as clear_caches

@@ -1,43 +1,14 @@
-"""`linearize` and `linear_transpose` (JAX's names), built on jvp and vjp."""
+"""`linear_transpose` (JAX's name), built on vjp (`linearize` is in fnad/_jit/api.py: it
+stages the tangent map)."""
 
 import numpy as np
 
 from .._core.abstract import aval_of
 from .._core.tracer import require_callable
 from .._core.tree import tree_flatten, tree_unflatten
-from .transforms import jvp, vjp_with_ints
+from .transforms import vjp_with_ints
 
-__all__ = ["linearize", "linear_transpose"]
-
-
-def linearize(fun, *primals, has_aux=False):
-    """`fun`'s value at `primals` and its linear map (JAX's `jax.linearize`).
-
-    Returns `(out, f_jvp)` (and `aux` third with has_aux=True): `f_jvp(*tangents)` is
-    `jvp(fun, primals, tangents)[1]`, the Jacobian of `fun` at `primals` applied to the
-    tangents. Unlike JAX, which keeps only the linear part, each `f_jvp` call runs the
-    forward pass again (a jvp); jit the caller if that matters.
-
-    Example:
-      y, f_jvp = fnad.linearize(fnp.sin, x)
-      f_jvp(t)                              # cos(x) * t
-    """
-    require_callable(fun, "linearize")
-    if has_aux:
-        out, aux = fun(*primals)
-        call = lambda *a: fun(*a)[0]
-    else:
-        out, aux, call = fun(*primals), None, fun
-    p_tree = tree_flatten(primals)[1]
-
-    def f_jvp(*tangents):
-        t_tree = tree_flatten(tangents)[1]
-        if t_tree != p_tree:
-            raise ValueError("linearize: the tangents' structure differs from the primals':\n"
-                             f"  primals:  {p_tree}\n  tangents: {t_tree}")
-        return jvp(call, primals, tangents)[1]
-
-    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+__all__ = ["linear_transpose"]
 
 
 def _zeros_like_struct(x, i):

@@ -1,15 +1,19 @@
-"""JAX's names for looking at a function without running it: `eval_shape` (the shapes and
-dtypes of its results) and `make_jaxpr` (its program, printed). Both stage the function on
-abstract values, as jit does, and run nothing."""
+"""JAX's names for looking at a function without running it, `eval_shape` (the shapes and
+dtypes of its results) and `make_jaxpr` (its program, printed), which stage the function on
+abstract values as jit does and run nothing; and `linearize`, whose linear map is a staged
+program of the tangent computations alone."""
 
 import functools
 
 from .._core.abstract import ShapeDtypeStruct, aval_of
 from .._core.tree import tree_flatten, tree_unflatten
 from .._graph.ir import Var
-from .staging import make_graph, trace_to_graph
+from .._ad.transforms import jvp
+from .._core.tracer import require_callable
+from .jit import jit
+from .staging import ConcretizationError, make_graph, trace_to_graph
 
-__all__ = ["eval_shape", "make_jaxpr"]
+__all__ = ["eval_shape", "make_jaxpr", "linearize"]
 
 
 def _abstract_leaf(x, fname, i):
@@ -86,3 +90,39 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
 
     return jaxpr_maker
 
+
+
+def linearize(fun, *primals, has_aux=False):
+    """`fun`'s value at `primals` and its linear map (JAX's `jax.linearize`).
+
+    Returns `(out, f_jvp)` (and `aux` third with has_aux=True): `f_jvp(*tangents)` is
+    `jvp(fun, primals, tangents)[1]`, the Jacobian of `fun` at `primals` applied to the
+    tangents. The map is traced once (per tangent shape) with the primals fixed: their part
+    of the computation runs while tracing, so `f_jvp` runs only the tangent operations, as
+    JAX keeps only the linear part. (A jvp rule that needs the tangents' values makes each
+    call a whole jvp instead.)
+
+    Example:
+      y, f_jvp = fnad.linearize(fnp.sin, x)
+      f_jvp(t)                              # cos(x) * t
+    """
+    require_callable(fun, "linearize")
+    if has_aux:
+        out, aux = fun(*primals)
+        call = lambda *a: fun(*a)[0]
+    else:
+        out, aux, call = fun(*primals), None, fun
+    p_tree = tree_flatten(primals)[1]
+    staged = jit(lambda *tangents: jvp(call, primals, tangents)[1])
+
+    def f_jvp(*tangents):
+        t_tree = tree_flatten(tangents)[1]
+        if t_tree != p_tree:
+            raise ValueError("linearize: the tangents' structure differs from the primals':\n"
+                             f"  primals:  {p_tree}\n  tangents: {t_tree}")
+        try:
+            return staged(*tangents)
+        except ConcretizationError:
+            return jvp(call, primals, tangents)[1]
+
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)

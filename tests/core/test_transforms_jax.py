@@ -183,6 +183,17 @@ def test_linearize():
         f_jvp(t, t)
 
 
+def test_linearize_runs_the_forward_pass_once():
+    body = Counting(lambda v: fnp.sin(v) * fnp.exp(v) if v[0] > 0 else v)
+    x, t = X[0], np.array([1.0, -0.5, 2.0])
+    y, f_jvp = fnad.linearize(body, x)
+    for k in range(3):
+        np.testing.assert_allclose(f_jvp(t * k), (np.cos(x) + np.sin(x)) * np.exp(x) * t * k,
+                                   rtol=1e-14)
+    assert body.traces == 2  # the value, and the trace of the linear map (Python control
+    # flow on the primal values works: they are concrete while the tangents are staged)
+
+
 def test_linear_transpose():
     jax = _jax()
 
