@@ -9,10 +9,14 @@ optimisation, compilation), and the public packages `lax`, `numpy`, `random`, `s
 """
 
 from ._ad.custom import checkpoint as checkpoint
+from ._ad.custom import remat as remat
+from ._ad.custom import custom_jvp as custom_jvp
 from ._ad.custom import custom_vjp as custom_vjp
 from ._ad.jacobians import hessian as hessian
 from ._ad.jacobians import jacfwd as jacfwd
+from ._ad.jacobians import jacobian as jacobian
 from ._ad.jacobians import jacrev as jacrev
+from ._ad.linear import linear_transpose as linear_transpose
 from ._ad.transforms import grad as grad
 from ._ad.transforms import jvp as jvp
 from ._ad.transforms import stop_gradient as stop_gradient
@@ -20,6 +24,8 @@ from ._ad.transforms import value_and_grad as value_and_grad
 from ._ad.transforms import vjp as vjp
 from ._batching.vmap import vmap as vmap
 from ._core.backend import diagnose_impl_error as _diagnose_impl_error
+from ._core.abstract import ShapeDtypeStruct as ShapeDtypeStruct
+from ._core.devices import block_until_ready as block_until_ready
 from ._core.devices import device_put as device_put
 from ._core.devices import devices as devices
 from ._core.devices import to_numpy as to_numpy
@@ -39,10 +45,18 @@ from ._core.tree import tree_unflatten as tree_unflatten
 from ._io.checkpoint import load as load
 from ._io.format import CheckpointError as CheckpointError
 from ._io.checkpoint import save as save
+from ._jit.api import eval_shape as eval_shape
+from ._jit.api import linearize as linearize
+from ._jit.debug import config as config
+from ._jit.api import make_jaxpr as make_jaxpr
+from ._jit.jit import clear_caches as clear_caches
 from ._jit.jit import jit as jit
 from ._jit.scopes import named_scope as named_scope
 from ._jit.staging import ConcretizationError as ConcretizationError
 from ._jit.staging import make_graph as make_graph
+from . import ad_checkpoint as ad_checkpoint
+from . import checkpoint_policies as checkpoint_policies
+from . import debug as debug
 from . import distributed as distributed
 from . import export as export
 from . import extend as extend

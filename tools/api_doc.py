@@ -48,7 +48,8 @@ GRAPH_MEMBERS = {"pretty": "The program as text, one equation a line (what `prin
                            "shows)."}
 GRAPH_FIELDS = ("`graph.eqns` (the equations, in order; each has `prim`, `args`, `kwargs`, "
                 "`outvars` and `scope`), `graph.invars` and `graph.outvars` (its inputs and "
-                "outputs), `graph.name`")
+                "outputs), `graph.in_avals` and `graph.out_avals` (their shapes and dtypes), "
+                "`graph.name`, and `graph.jaxpr` (itself, for code written against make_jaxpr)")
 
 
 class _Code:
@@ -123,6 +124,8 @@ def graph_lines():
     plan = graph.memory_plan()
     jitted = fnad.jit(lambda x: x)
     lines = [_entry(f"fnad.make_graph{signature(fnad.make_graph)}", summary(fnad.make_graph)),
+             _entry(f"fnad.make_jaxpr{signature(fnad.make_jaxpr)}", summary(fnad.make_jaxpr)),
+             _entry(f"fnad.eval_shape{signature(fnad.eval_shape)}", summary(fnad.eval_shape)),
              _entry(f"fnad.named_scope{signature(fnad.named_scope)}",
                     summary(fnad.named_scope)),
              _entry("fnad.ConcretizationError", summary(fnad.ConcretizationError)), "",
@@ -141,7 +144,9 @@ def graph_lines():
     fields = ", ".join(f"`{k}`" for k in vars(plan) if not k.startswith("_") and k != "graph")
     lines += ["", f"`graph.memory_plan()` returns a `MemoryPlan`. {summary(type(plan))} "
                   f"Fields: {fields}; printing it gives a one-line summary.", "",
-              "A function made by `jitted = fnad.jit(fun, static_argnums=())` carries:", ""]
+              "A function made by `jitted = fnad.jit(fun, static_argnums=(), *, "
+              "static_argnames=(), donate_argnums=(), ...)` (or `@fnad.jit(...)`) carries "
+              "(`fnad.clear_caches()` forgets every jitted function's traces):", ""]
     for name, text in JITTED.items():
         member = getattr(jitted, name)
         lines.append(_entry(f"jitted.{name}{signature(member)}", text or summary(member)))

@@ -78,6 +78,18 @@ class JVPTrace(Trace):
     def process_custom_vjp(self, rule, args):
         refuse_forward_mode(rule.name, rule.flatten(args)[0])
 
+    def process_custom_jvp(self, rule, args):
+        # the rule gives the tangent; its primal and tangent inputs are the values below
+        flat, in_tree = rule.flatten(args)
+        own = [type(x) is JVPTracer and x._trace is self for x in flat]
+        vals = [x._value if o else x for x, o in zip(flat, own)]
+        tans = [x._tangent if o and x._tangent is not None else zeros_like_value(v)
+                for x, o, v in zip(flat, own, vals)]
+        out, t_out = rule.jvp_leaves(args, in_tree, vals, tans)
+        out_flat, out_tree = tree_flatten(out)
+        return tree_unflatten(out_tree, [JVPTracer(o, t, self) for o, t in
+                                         zip(out_flat, tree_flatten(t_out)[0])])
+
     def process_checkpoint(self, fun, args, kwargs, name):
         # the JVP of `fun`, itself checkpointed, so that reverse mode below still recomputes
         flat, in_tree = tree_flatten((args, kwargs))

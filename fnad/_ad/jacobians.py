@@ -14,7 +14,7 @@ from .._core.tree import tree_flatten, tree_unflatten
 from .transforms import argnums_tuple, dyn_args, jvp, layout, require_complex, vjp
 from .values import shape_dtype
 
-__all__ = ["jacrev", "jacfwd", "hessian"]
+__all__ = ["jacrev", "jacfwd", "hessian", "jacobian"]
 
 
 def _partial(fun, args, nums, kwargs):
@@ -188,3 +188,6 @@ def hessian(fun, argnums=0, holomorphic=False):
         return hess(*args, **kwargs)
 
     return hessfun
+
+
+jacobian = jacrev  # JAX's name (jax.jacobian is jax.jacrev)

@@ -11,7 +11,7 @@ from .._core.rules import defbatch
 from .._core.tracer import Tracer, getval, primitive, require_callable
 from .._core.tree import leaf_path, tree_flatten, tree_unflatten
 from .forward import trace_forward, unbox_forward
-from .reverse import pull_back, trace_reverse
+from .reverse import pull_back, tape_bytes, trace_reverse
 from .values import fit_cotangent, shape_dtype, zeros_like_value
 
 __all__ = ["vjp", "grad", "value_and_grad", "jvp", "stop_gradient", "argnums_tuple",
@@ -104,7 +104,8 @@ def vjp(fun, *primals, has_aux=False):
 
     Returns:
       `(out, vjp_fun)` or `(out, vjp_fun, aux)`; `vjp_fun(ct)` returns a tuple with one
-      cotangent per primal, each shaped like its primal.
+      cotangent per primal, each shaped like its primal. `vjp_fun.residual_bytes()` gives
+      the bytes of the arrays kept for the backward pass (what `fnad.checkpoint` saves).
 
     Example:
       y, f_vjp = fnad.vjp(fnp.sin, x)
@@ -161,6 +162,7 @@ def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp", user_fun=N
             res.append(zeros_like_value(x) if g is None else fit_cotangent(g, x))
         return tuple(tree_unflatten(in_tree, res))
 
+    vjp_fun.residual_bytes = lambda: tape_bytes(trace)
     out_primal = tree_unflatten(out_tree, out_vals)
     return (out_primal, vjp_fun, aux) if has_aux else (out_primal, vjp_fun)
 

@@ -21,14 +21,17 @@ import numpy as np
 
 from .._core.abstract import aval_of
 from .._core.backend import array_module
-from .._core.custom import CustomVJPRule, bind_checkpoint, bind_custom_vjp
+from .._core.fpcheck import restate
+from .._core.custom import (CustomJVPRule, CustomVJPRule, bind_checkpoint, bind_custom_jvp,
+                            bind_custom_vjp)
 from .._core.tracer import (Trace, Tracer, finish_trace, levels, raise_if_escaped,
                              require_callable, top_trace)
 from .._core.tree import _sorted_keys, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["vmap", "BatchTrace", "BatchTracer", "BatchingFallbackWarning", "batch_fallback",
            "FALLBACK_COUNTS", "unbatched_value", "index_dispatch", "move_axis", "namespace_of",
-           "stack", "batch_custom_vjp", "batch_checkpoint", "batch_by_loop"]
+           "stack", "COLLECTIVES", "AXIS_ENV", "batch_custom_vjp", "batch_custom_jvp",
+           "batch_checkpoint", "batch_by_loop"]
 
 
 class BatchingFallbackWarning(UserWarning):
@@ -36,6 +39,13 @@ class BatchingFallbackWarning(UserWarning):
 
 
 FALLBACK_COUNTS = {}  # primitive name -> calls batched by the loop fallback (for reports)
+
+# Collectives over named axes (fnad/lax/_collectives.py): primitive -> rule(vals, dims,
+# axis_size, **kwargs) -> (out, out_dim), applied by the vmap trace whose axis_name is the
+# call's `axis_name`; AXIS_ENV lists (name, trace) of the named vmaps running, innermost
+# last, for the calls on values no such trace holds.
+COLLECTIVES = {}
+AXIS_ENV = []
 
 
 def _drop(shape, d):
@@ -131,11 +141,12 @@ def index_dispatch(impl, k):
 
 
 class BatchTrace(Trace):
-    __slots__ = ("axis_size",)
+    __slots__ = ("axis_size", "axis_name")
 
-    def __init__(self, axis_size):
+    def __init__(self, axis_size, axis_name=None):
         super().__init__()
         self.axis_size = axis_size
+        self.axis_name = axis_name
 
     def _unbox(self, a):
         if isinstance(a, BatchTracer) and a._trace is self:
@@ -153,10 +164,17 @@ class BatchTrace(Trace):
             vals.append(v)
             dims.append(d)
         rule = prim.batch
-        if rule is None:
-            out, out_dims = batch_fallback(prim, vals, dims, kwargs, self.axis_size)
-        else:
-            out, out_dims = rule(vals, tuple(dims), **kwargs)
+        if self.axis_name is not None and kwargs.get("axis_name") == self.axis_name:
+            rule = COLLECTIVES.get(prim, rule)
+            if rule is not prim.batch:  # a collective over this very axis
+                kwargs = dict(kwargs, size=self.axis_size)
+        try:
+            if rule is None:
+                out, out_dims = batch_fallback(prim, vals, dims, kwargs, self.axis_size)
+            else:
+                out, out_dims = rule(vals, tuple(dims), **kwargs)
+        except FloatingPointError as e:  # debug_nans: NumPy's check, named
+            raise restate(e) from e
         if prim.multiple_results:
             outs = [self._box(o, d) for o, d in zip(out, out_dims)]
             return tuple(outs) if isinstance(out, tuple) else outs
@@ -177,6 +195,12 @@ class BatchTrace(Trace):
         flat, in_tree = rule.flatten(args)
         vals, dims = self._unbox_leaves(flat)
         outs = batch_custom_vjp(rule, args, vals, dims, in_tree)
+        return tree_map(lambda o: BatchTracer(o, 0, self), outs)
+
+    def process_custom_jvp(self, rule, args):
+        flat, in_tree = rule.flatten(args)
+        vals, dims = self._unbox_leaves(flat)
+        outs = batch_custom_jvp(rule, args, vals, dims, in_tree)
         return tree_map(lambda o: BatchTracer(o, 0, self), outs)
 
     def process_checkpoint(self, fun, args, kwargs, name):
@@ -205,6 +229,23 @@ def batch_custom_vjp(rule, args, vals, dims, in_tree):
 
     leaf_rule = CustomVJPRule(batched(rule.fun), batched(rule.fwd), bwd, (), rule.name)
     return bind_custom_vjp(leaf_rule, vals)
+
+
+def batch_custom_jvp(rule, args, vals, dims, in_tree):
+    """A custom_jvp call on batched differentiable leaves `vals` (batch axes `dims`) as a
+    custom_jvp call of the vmapped function whose jvp rule is the vmapped rule (a tangent
+    has its primal's batch axis), handed on to the traces below; outputs come back with
+    their batch axis first."""
+    in_axes = tuple(dims)
+
+    def fun(*leaves):
+        return vmap(lambda *v: rule.fun(*rule.fill_leaves(args, v, in_tree)), in_axes)(*leaves)
+
+    def jvp(primals, tangents):
+        return vmap(lambda p, t: rule.jvp_leaves(args, in_tree, p, t),
+                    (in_axes, in_axes))(tuple(primals), tuple(tangents))
+
+    return bind_custom_jvp(CustomJVPRule(fun, jvp, (), rule.name), vals)
 
 
 def batch_checkpoint(fun, vals, dims, in_tree, name):
@@ -381,7 +422,7 @@ def _batch_inputs(flat, axes, in_tree, args, axis_size):
     return size
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None):
     """Vectorise `fun` over an axis of its inputs: `vmap(f)(xs)` is `stack([f(x) for x in xs])`
     computed with batched primitives (no Python loop).
 
@@ -394,6 +435,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
       out_axes: where the batch axis goes in each output (int, None or a pytree prefix); None
         only for outputs that do not depend on the mapped inputs.
       axis_size: the batch size when no argument is mapped.
+      axis_name: a name for the mapped axis (any hashable), which the collectives inside
+        `fun` name: `fnad.lax.psum(x, "i")`, `pmean`, `pmax`, `pmin`, `all_gather`,
+        `axis_index`. `spmd_axis_name` (JAX's, for sharding) is accepted and unused.
 
     Returns:
       The vectorised function.
@@ -417,12 +461,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         axes = _flat_axes(in_axes, args, "vmap", "in_axes") + _flat_axes(0, kwargs, "vmap", "")
         flat, in_tree = tree_flatten((args, kwargs))
         size = _batch_inputs(flat, axes, in_tree.children[0], args, axis_size)
-        trace = BatchTrace(size)
+        trace = BatchTrace(size, axis_name)
         boxed = [x if ax is None else BatchTracer(x, ax, trace) for x, ax in zip(flat, axes)]
         b_args, b_kwargs = tree_unflatten(in_tree, boxed)
+        if axis_name is not None:
+            AXIS_ENV.append((axis_name, trace))
         try:
             out = fun(*b_args, **b_kwargs)
         finally:
+            if axis_name is not None:
+                AXIS_ENV.pop()
             finish_trace(trace, "vmap")
         out_flat, out_tree = tree_flatten(out)
         o_axes = _flat_axes(out_axes, out, "vmap", "out_axes")

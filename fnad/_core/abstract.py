@@ -15,7 +15,7 @@ import numpy as np
 from .backend import backend_of, is_device_array
 from .tracer import Tracer
 
-__all__ = ["ShapedArray", "aval_of", "is_aval", "abstractify", "abstract_eval",
+__all__ = ["ShapedArray", "ShapeDtypeStruct", "aval_of", "is_aval", "abstractify", "abstract_eval",
            "AbstractEvalError", "as_avals"]
 
 
@@ -75,6 +75,42 @@ class ShapedArray:
         return f"{weak}{self.dtype.name}[{','.join(map(str, self.shape))}]{where}"
 
 
+class ShapeDtypeStruct:
+    """A shape and a dtype standing for an array that need not exist (JAX's
+    `jax.ShapeDtypeStruct`): what `fnad.eval_shape` takes and returns.
+
+    Example:
+      fnad.eval_shape(fnp.dot, fnad.ShapeDtypeStruct((2, 3), "float32"), np.ones(3))
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, sharding=None, weak_type=False):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+        self.sharding = sharding  # accepted as JAX's; fnad has one device per array
+
+    ndim = ShapedArray.ndim
+    size = ShapedArray.size
+
+    def __eq__(self, other):
+        return (type(other) is ShapeDtypeStruct and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
 _WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int_), float: np.dtype(np.float64),
                 complex: np.dtype(np.complex128)}
 
@@ -89,6 +125,8 @@ def aval_of(x):
         return x.aval
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(x.shape, x.dtype)
+    if type(x) is ShapeDtypeStruct:
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
     backend = backend_of(x)
     if backend is not None:
         return ShapedArray(x.shape, x.dtype, xp=backend.xp)

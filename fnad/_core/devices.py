@@ -15,7 +15,8 @@ from .tree import tree_map
 from .abstract import ShapedArray
 from .rules import defabstract_eval, defbatch, defjvp_linear, defvjp
 
-__all__ = ["Device", "devices", "device_of", "device_put", "to_numpy", "parse_device"]
+__all__ = ["Device", "devices", "device_of", "device_put", "to_numpy", "parse_device",
+           "block_until_ready"]
 
 
 class Device:
@@ -162,14 +163,22 @@ def _put_leaf(x, device):
     return x  # Python scalars, None, strings: valid on every device
 
 
-def device_put(x, device):
+def _default_leaf(x):
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return np.asarray(x)
+    return x
+
+
+def device_put(x, device=None):
     """Move an array, or every array leaf of a pytree, to `device`.
 
     Args:
       x: an array, a Python scalar or a pytree of them (traced values are fine: the
         move is differentiable).
       device: "cpu", "gpu" (the current CuPy device), "gpu:<id>", or an item of
-        `fnad.devices()`.
+        `fnad.devices()`. None (JAX's default device): every array stays where it is
+        (fnad moves nothing implicitly) and Python and NumPy scalars become 0-d NumPy
+        arrays, as `jax.device_put(x)` makes them arrays.
 
     Returns:
       The same structure with NumPy arrays on "cpu" and CuPy arrays on a GPU. Arrays
@@ -180,8 +189,29 @@ def device_put(x, device):
       params = fnad.device_put(params, "gpu")
       grads = fnad.grad(loss)(params, fnad.device_put(batch, "gpu"))   # runs on the GPU
     """
+    if device is None:
+        return tree_map(_default_leaf, x)
     d = parse_device(device)
     return tree_map(lambda leaf: _put_leaf(leaf, d), x)
+
+
+def _ready_leaf(x):
+    v = getval(x)
+    if is_device_array(v):
+        cupy_or_none().cuda.get_current_stream().synchronize()
+    return x
+
+
+def block_until_ready(x):
+    """Wait until every array of the pytree `x` is computed, and return `x` (JAX's
+    `jax.block_until_ready`). NumPy computes eagerly, so on "cpu" it returns at once; for
+    CuPy arrays it waits for the current stream. Use it around timings.
+
+    Example:
+      t0 = time.perf_counter(); fnad.block_until_ready(step(params, batch))
+    """
+    tree_map(_ready_leaf, x)
+    return x
 
 
 def _to_numpy_leaf(x):

@@ -96,6 +96,12 @@ SETTINGS = {s.name: s for s in [
     Setting("FNAD_DATA_DIR", PATH, None, "each call",
             "where fnad_nn.data looks for data sets (<dir>/<name>/) before the cache"),
     Setting("FNAD_OFFLINE", FLAG, False, "each call", "never download data sets"),
+    Setting("FNAD_DEBUG_NANS", FLAG, False, "import",
+            "start with fnad.config.debug_nans on: the first primitive whose result holds a "
+            "NaN raises FloatingPointError naming it and your source line (slow; "
+            "docs/transforms.md)"),
+    Setting("FNAD_DEBUG_INFS", FLAG, False, "import",
+            "start with fnad.config.debug_infs on: as FNAD_DEBUG_NANS, for infinities"),
     Setting("FNAD_NCCL", FLAG, None, "distributed.initialize()",
             "use NCCL for CuPy arrays in collectives; unset: when cupyx.distributed has it"),
     Setting("FNAD_CUDA_AWARE_MPI", FLAG, False, "distributed.initialize()",

@@ -14,7 +14,8 @@ import weakref
 __all__ = ["Primitive", "Tracer", "Trace", "primitive", "new_level", "getval", "levels",
            "require_callable", "top_trace", "register_callable", "PRIMITIVE_OF", "PRIMITIVES",
            "register_array_methods", "set_impl_error_hook", "UnexpectedTracerError",
-           "finish_trace", "raise_if_escaped", "set_array_like_hook", "ConcretizationError"]
+           "finish_trace", "raise_if_escaped", "set_array_like_hook", "ConcretizationError",
+           "set_impl_wrapper"]
 
 _levels = itertools.count(1)
 
@@ -52,6 +53,11 @@ class Trace:
         differentiable arguments hold tracers of this trace; see `bind_custom_vjp`."""
         raise NotImplementedError(f"{type(self).__name__} has no custom_vjp rule")
 
+    def process_custom_jvp(self, rule, args):  # pragma: no cover - abstract
+        """Handle a call of a custom_jvp function (`rule`, a `CustomJVPRule`) whose
+        differentiable arguments hold tracers of this trace; see `bind_custom_jvp`."""
+        raise NotImplementedError(f"{type(self).__name__} has no custom_jvp rule")
+
     def process_checkpoint(self, fun, args, kwargs, name):  # pragma: no cover - abstract
         """Handle a call of a `fnad.checkpoint` function `fun` whose arguments hold tracers
         of this trace; see `bind_checkpoint`."""
@@ -77,6 +83,9 @@ class _Finished:
 
     def process_custom_vjp(self, rule, args):
         raise self._escaped(f"custom_vjp function {rule.name}")
+
+    def process_custom_jvp(self, rule, args):
+        raise self._escaped(f"custom_jvp function {rule.name}")
 
     def process_checkpoint(self, fun, args, kwargs, name):
         raise self._escaped(name)
@@ -266,16 +275,17 @@ class Primitive:
     `rule(t, ans, *args, **kwargs)`), `jvp_all` (one rule `jvp_all(tangents, ans, *args,
     **kwargs)`, `tangents` one per argument, None where untraced; forward mode prefers it),
     `batch` (batching rule), `abstract_eval` (`rule(*avals_or_consts, **kwargs) -> aval`,
-    see fnad._core.abstract), `nondiff` (outputs carry no derivative), `multiple_results`. Every
-    primitive created is in `PRIMITIVES`.
+    see fnad._core.abstract), `nondiff` (outputs carry no derivative), `multiple_results`,
+    `effect` (it does something besides its results, e.g. prints: jit's passes keep each call,
+    in order, used or not). Every primitive created is in `PRIMITIVES`.
     """
 
     __slots__ = ("name", "impl", "vjps", "vjp_all", "jvps", "jvp_all", "batch", "abstract_eval",
-                 "nondiff", "multiple_results", "fun", "__weakref__")
+                 "nondiff", "multiple_results", "effect", "fun", "__weakref__")
 
-    def __init__(self, name, impl, *, nondiff=False, multiple_results=False):
+    def __init__(self, name, impl, *, nondiff=False, multiple_results=False, effect=False):
         self.name = name
-        self.impl = impl
+        self.impl = impl if impl_wrapper is None else impl_wrapper(self, impl)
         self.vjps = {}
         self.vjp_all = None
         self.jvps = {}
@@ -284,6 +294,7 @@ class Primitive:
         self.abstract_eval = None
         self.nondiff = nondiff
         self.multiple_results = multiple_results
+        self.effect = effect
         self.fun = None
         PRIMITIVES.add(self)
 
@@ -371,6 +382,21 @@ def diagnose(prim, args, kwargs, exc):
 
 
 PRIMITIVES = weakref.WeakSet()  # every Primitive created (e.g. to check names are unique)
+
+# `wrapper(prim, impl) -> impl` replaces the implementation of every primitive, those made
+# later included, while it is set (`set_impl_wrapper`): fnad's debug_nans checks each result.
+impl_wrapper = None
+
+
+def set_impl_wrapper(wrapper):
+    """Wrap every primitive's implementation with `wrapper(prim, impl)` (None: unwrap; the
+    wrapped function keeps the original as `.wrapped`). Costs nothing while unset."""
+    global impl_wrapper
+    for p in list(PRIMITIVES):
+        p.impl = getattr(p.impl, "wrapped", p.impl)
+        if wrapper is not None:
+            p.impl = wrapper(p, p.impl)
+    impl_wrapper = wrapper
 PRIMITIVE_OF = {}  # public callables that cannot carry a `.primitive` attribute (ufuncs)
 
 
@@ -381,14 +407,15 @@ def register_callable(fun, prim):
     prim.fun = fun
 
 
-def primitive(impl, name=None, *, nondiff=False, multiple_results=False):
+def primitive(impl, name=None, *, nondiff=False, multiple_results=False, effect=False):
     """Wrap a backend function as a primitive; returns the public function.
 
-    The returned function calls `impl` directly when no positional argument is a
-    tracer, and carries the `Primitive` as its `.primitive` attribute.
+    The returned function calls `impl` directly when no positional argument is a tracer
+    (`set_impl_wrapper` does not reach these calls), and carries the `Primitive` as its
+    `.primitive` attribute.
     """
     prim = Primitive(name or impl.__name__, impl, nondiff=nondiff,
-                     multiple_results=multiple_results)
+                     multiple_results=multiple_results, effect=effect)
 
     def fun(*args, **kwargs):
         for a in args:

@@ -1,6 +1,7 @@
 """`Graph`: a staged program (fnad/_graph/ir.py) with its views: the text form, the memory
 plan and Graphviz pictures."""
 
+from .._core.abstract import aval_of
 from .dot import graph_dot, render
 from .ir import Program
 from .memory import memory_plan
@@ -19,6 +20,22 @@ class Graph(Program):
     def memory_plan(self):
         """Liveness of every intermediate: a `MemoryPlan` with the peak bytes held at once."""
         return memory_plan(self)
+
+    @property
+    def jaxpr(self):
+        """The program itself (JAX's `ClosedJaxpr.jaxpr`, for code written against
+        `make_jaxpr`)."""
+        return self
+
+    @property
+    def in_avals(self):
+        """The abstract values (shape, dtype) of the inputs."""
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self):
+        """The abstract values (shape, dtype) of the outputs."""
+        return [v.aval if hasattr(v, "aval") else aval_of(v) for v in self.outvars]
 
     def pretty(self):
         """The program as text, one equation a line (what `print(graph)` shows)."""

@@ -68,7 +68,8 @@ def graph_text(graph):
         if e.kwargs:
             params = "[" + " ".join(f"{k}={param_text(v)}" for k, v in e.kwargs.items()) + "]"
         args = " ".join(namer.atom(a) for a in e.args)
-        lines.append(f"    {outs} = {e.prim.name}{params} {args}".rstrip())
+        lhs = f"{outs} = " if outs else ""  # an effect (debug.print) has no results
+        lines.append(f"    {lhs}{e.prim.name}{params} {args}".rstrip())
     outs = " ".join(namer.atom(v) for v in graph.outvars)
     head = f"{{ lambda {caps + ' ' if caps else ''}; {ins} . let"
     body = "\n".join(lines)

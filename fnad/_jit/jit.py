@@ -10,6 +10,8 @@ binding each primitive, so that transform sees exactly the operations `f` perfor
 """
 
 import functools
+import inspect
+import weakref
 
 import numpy as np
 
@@ -18,14 +20,16 @@ from .._core.tracer import Tracer, require_callable
 from .._core.tree import _registry, tree_flatten, tree_unflatten
 from .._graph.memory import output_copies
 from .compile import compile_graph
+from .._core.fpcheck import checks_on, restate
+from . import fusion
 from .fusion import fuse_elementwise, get_backend
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
 from .rows import fuse_rows
 from .simplify import simplify
-from .staging import split_static, trace_to_graph
+from .staging import split_static, static_key, trace_to_graph
 from .unroll import unroll_scans
 
-__all__ = ["jit", "optimize_graph", "PASSES", "passes_of"]
+__all__ = ["jit", "optimize_graph", "PASSES", "passes_of", "clear_caches", "options_key"]
 
 
 def _aval_key(a):
@@ -203,6 +207,100 @@ class _Entry:
         return outs
 
 
+def _ints(value, what):
+    """`value` (an int or a collection of ints) as a sorted tuple of distinct ints."""
+    nums = (value,) if isinstance(value, (int, np.integer)) else value
+    try:
+        nums = tuple(nums)
+    except TypeError:
+        nums = (value,)
+    for n in nums:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"jit: {what} must be an int or a tuple of ints, got {value!r}; "
+                            f"e.g. {what}=0 or {what}=(0, 2).")
+    return tuple(sorted({int(n) for n in nums}))
+
+
+def _strs(value, what):
+    """`value` (a str or a collection of them) as a sorted tuple of distinct names."""
+    names = (value,) if isinstance(value, str) else tuple(value)
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"jit: {what} must be a str or a tuple of str, got {value!r}; "
+                            f"e.g. {what}=\"training\".")
+    return tuple(sorted(set(names)))
+
+
+def _positional_names(fun):
+    """The names of `fun`'s positional parameters, or None where there is no signature."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _infer_statics(fun, nums, names):
+    """JAX's rule: a static parameter is static whether passed by position or by keyword, so
+    static_argnums name their parameters and static_argnames give their positions."""
+    params = _positional_names(fun) if nums or names else None
+    if params is None:
+        return nums, names
+    nums = tuple(sorted(set(nums) | {params.index(n) for n in names if n in params}))
+    names = tuple(sorted(set(names) | {params[n] for n in nums if 0 <= n < len(params)}))
+    return nums, names
+
+
+def options_key(static_argnums, static_argnames, donate_argnums, passes, unroll):
+    """Everything besides the function that a jitted function's traces depend on, as one
+    tuple: with the function it keys the traces that every `jit(fun, ...)` with the same
+    options shares. A new option of jit is one more field here. The fusion backend and its
+    size threshold, read when a trace is optimised, are part of it: a jit made after they
+    change optimises afresh."""
+    return (static_argnums, static_argnames, donate_argnums, passes, unroll, get_backend(),
+            fusion.MIN_SIZE)
+
+
+# function -> {options_key: (traces by signature, traces by the fast key)}: `jit(f)(x)`
+# written inline makes a new jit each call, and finds the traces the last one made, as JAX's
+# cache keyed on the function does. Weak: a function collected takes its traces with it.
+_SHARED = weakref.WeakKeyDictionary()
+
+
+def _shared_caches(fun, key):
+    """The trace caches shared by every jit of `fun` with these options (fresh ones when
+    `fun` cannot key a weak dictionary: unhashable or not weakly referable)."""
+    try:
+        per_fun = _SHARED.get(fun)
+        if per_fun is None:
+            per_fun = _SHARED[fun] = {}
+    except TypeError:
+        return {}, {}
+    caches = per_fun.get(key)
+    if caches is None:
+        caches = per_fun[key] = ({}, {})
+    return caches
+
+
+def clear_caches():
+    """Forget the traces of every jitted function (`jax.clear_caches`): each traces again at
+    its next call. Compiled kernels on disk (FNAD_CACHE_DIR) stay."""
+    for per_fun in list(_SHARED.values()):
+        for cache, fast in per_fun.values():
+            cache.clear()
+            fast.clear()
+
+
+def _check_hashable(name, what, value):
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"{name}: static argument {what} is a {type(value).__name__}, which is "
+                        "not hashable; static arguments key the trace cache, so pass a hashable "
+                        "value (a tuple instead of a list), or make it a dynamic argument."
+                        ) from None
+
+
 class jit:  # used like a function, as in JAX
     """Compile `fun`: trace it once per input signature, then replay the optimised program.
 
@@ -210,10 +308,15 @@ class jit:  # used like a function, as in JAX
       fun: a pure function of arrays (pytrees of arrays); Python scalars are dynamic
         (weakly typed) inputs; other Python values must be static. Arrays it closes over
         are constants of the trace: their values when it was traced, on every path
-        (docs/jit.md, "What a jitted function reads and returns").
+        (docs/jit.md, "What a jitted function reads and returns"). None: `jit(**options)`
+        returns a decorator (`@fnad.jit(static_argnums=1)`).
       static_argnums: positional arguments that are Python values (sizes, flags, configs):
         they must be hashable, and each distinct value (of each type: 1, 1.0 and True are
         three) gets its own trace.
+      static_argnames: the same by parameter name. As in JAX, a static parameter is static
+        however it is passed (by position or by keyword).
+      donate_argnums, donate_argnames: accepted and checked, as JAX's; fnad does not reuse
+        a donated input's buffer for the outputs (NumPy arrays), so donating changes nothing.
       optimize: which optimisations run: True (all of them), False (none: the traced
         program as it is) or a collection of names from `jit.PASSES` ("unroll", "fold",
         "simplify", "cse", "dce", "rows", "fusion", "inplace"), e.g. `set(jit.PASSES) - {"fusion"}`
@@ -222,6 +325,9 @@ class jit:  # used like a function, as in JAX
         its body's equations): such scans become their steps in the program, so the other
         passes work across steps; same bits. 0 (the default) keeps every scan. Runs when
         "unroll" is among the `optimize` passes.
+
+    Every jit of the same function with the same options shares its traces, so `jit(f)(x)`
+    written inline traces once (`fnad.clear_caches()` forgets them all).
 
     Returns:
       A callable with `fun`'s signature, returning new arrays wherever `fun` would.
@@ -237,25 +343,56 @@ class jit:  # used like a function, as in JAX
 
     PASSES = PASSES
 
-    def __init__(self, fun, static_argnums=(), *, optimize=True, unroll=0):
+    def __new__(cls, fun=None, *args, **kwargs):
+        if fun is None:  # @jit(static_argnums=...): a decorator factory, as jax.jit
+            return lambda f: cls(f, *args, **kwargs)
+        return super().__new__(cls)
+
+    def __init__(self, fun=None, static_argnums=(), *, static_argnames=(), donate_argnums=(),
+                 donate_argnames=(), optimize=True, unroll=0):
         require_callable(fun, "jit")
         self.passes = passes_of(optimize)
         self.unroll = unroll_of(unroll)
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.static_argnums = static_argnums
+        nums, names = _infer_statics(fun, _ints(static_argnums, "static_argnums"),
+                                     _strs(static_argnames, "static_argnames"))
+        self.static_argnums, self.static_argnames = nums, names
+        self._params = (_positional_names(fun) or []) if nums or names else []
+        given = _ints(static_argnums, "static_argnums")
+        self._spec = static_argnums if given == nums else nums  # as given, for its errors
+        self.donate_argnums = _ints(donate_argnums, "donate_argnums")
+        self.donate_argnames = _strs(donate_argnames, "donate_argnames")
         self.optimize = optimize
         self._name = getattr(fun, "__name__", "function")
-        self._cache = {}
-        self._fast = {}  # _fast_key of the arguments -> entry, for calls on plain arrays
-        self._plain = not static_argnums and static_argnums != 0
+        self._cache, self._fast = _shared_caches(fun, options_key(
+            nums, names, self.donate_argnums, self.passes, self.unroll))
+        self._plain = not nums and not names
 
     def __get__(self, obj, objtype=None):  # a jitted method binds like a function
         return self if obj is None else functools.partial(self, obj)
 
+    def _split_kwargs(self, kwargs, name):
+        """(dynamic keyword arguments, static ones, their cache key)."""
+        if not self.static_argnames or not kwargs:
+            return kwargs, {}, ()
+        static = {k: v for k, v in kwargs.items() if k in self.static_argnames}
+        if not static:
+            return kwargs, {}, ()
+        for k, v in static.items():
+            _check_hashable(name, repr(k), v)
+        dyn = {k: v for k, v in kwargs.items() if k not in static}
+        return dyn, static, tuple((k, static_key(static[k])) for k in sorted(static))
+
     def _lookup(self, args, kwargs):
         name = f"jit({self._name})"
-        dyn, static, rebuild = split_static(args, self.static_argnums, name)
+        kwargs, static_kw, kw_key = self._split_kwargs(kwargs, name)
+        nums = self.static_argnums
+        if nums and nums[-1] >= len(args):  # named parameters given by keyword, or defaulted
+            kept = tuple(n for n in nums if n < len(args) or n >= len(self._params))
+            nums = nums if kept == nums else kept
+        dyn, static, rebuild = split_static(
+            args, self._spec if nums is self.static_argnums else nums, name)
         flat, in_tree = tree_flatten((dyn, kwargs))
         traced = False
         sig = []
@@ -263,11 +400,11 @@ class jit:  # used like a function, as in JAX
             if isinstance(x, Tracer):
                 traced = True
             sig.append(_leaf_key(x, name, i))
-        key = (in_tree, static, tuple(sig))
+        key = (in_tree, static, kw_key, tuple(sig))
         entry = self._cache.get(key)
         if entry is None:
             fun = self.fun
-            graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw),
+            graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw, **static_kw),
                                    [aval_of(x) for x in flat], in_tree, "jit")
             graph.name = self._name
             entry = _Entry(graph, self.passes, self.unroll)
@@ -276,6 +413,11 @@ class jit:  # used like a function, as in JAX
         return entry, flat, traced
 
     def __call__(self, *args, **kwargs):
+        if checks_on():  # debug_nans: op by op, so a NaN is named with its line (JAX re-runs)
+            try:
+                return self.fun(*args, **kwargs)
+            except FloatingPointError as e:
+                raise restate(e) from e
         key = None
         if self._plain and not kwargs:
             flat = []

@@ -1,6 +1,7 @@
 """Optimisations on a Graph, each a function Graph -> Graph that keeps the results.
 
-- `eliminate_dead_code`: drop equations none of whose results reach an output.
+- `eliminate_dead_code`: drop equations none of whose results reach an output (an effect,
+  such as fnad.debug.print, stays; no pass merges, folds or drops one).
 - `eliminate_common_subexpressions`: one equation for identical (primitive, arguments,
   parameters); later copies read the first one's results.
 - `fold_constants`: evaluate, once, equations whose arguments are all constants.
@@ -19,7 +20,7 @@ def eliminate_dead_code(graph):
     live = {v for v in graph.outvars if type(v) is Var}
     kept = []
     for e in reversed(graph.eqns):
-        if any(v in live for v in e.outvars):
+        if e.prim.effect or any(v in live for v in e.outvars):  # an effect (print) stays
             kept.append(e)
             live.update(e.invars())
     dropped = len(graph.eqns) - len(kept)
@@ -42,6 +43,8 @@ def _key_atom(a):
 
 
 def _eqn_key(e):
+    if e.prim.effect:  # two prints are two prints
+        return None
     try:
         key = (e.prim, tuple(_key_atom(a) for a in e.args),
                tuple((k, _key_atom(v)) for k, v in sorted(e.kwargs.items())))
@@ -79,7 +82,7 @@ def fold_constants(graph, max_bytes=1 << 24):
     kept = []
     for e in graph.eqns:
         args = map_atoms(e.args, lambda v: consts.get(v, v))
-        if any(type(a) is Var for a in flat_args(args)):
+        if e.prim.effect or any(type(a) is Var for a in flat_args(args)):
             kept.append(Eqn(e.prim, tuple(args), e.kwargs, e.outvars, e.scope)
                         if any(v in consts for v in e.invars()) else e)
             continue

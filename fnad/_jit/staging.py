@@ -16,10 +16,10 @@ pictures use to group and fold blocks.
 import numpy as np
 
 from .._ad.forward import forward_mode_error
-from .._ad.reverse import rule_cotangents
+from .._ad.reverse import custom_jvp_cotangents, rule_cotangents
 from .._ad.transforms import jvp_with_ints as jvp
 from .._ad.transforms import vjp_with_ints as vjp
-from .._batching.vmap import batch_checkpoint, batch_custom_vjp
+from .._batching.vmap import batch_checkpoint, batch_custom_jvp, batch_custom_vjp
 from .._core.abstract import abstract_eval, aval_of, is_aval
 from .._core.backend import is_device_array
 from .._core.custom import CustomVJPRule
@@ -172,6 +172,11 @@ class StagingTrace(Trace):
         prim, out_tree = _custom_vjp_primitive(rule, args, flat, in_tree, self.transform)
         return tree_unflatten(out_tree, list(bind_traced(prim, tuple(flat), {})))
 
+    def process_custom_jvp(self, rule, args):
+        flat, in_tree = rule.flatten(args)
+        prim, out_tree = _custom_jvp_primitive(rule, args, flat, in_tree, self.transform)
+        return tree_unflatten(out_tree, list(bind_traced(prim, tuple(flat), {})))
+
     def process_checkpoint(self, fun, args, kwargs, name):
         flat, in_tree = tree_flatten((args, kwargs))
         dyn = [i for i, x in enumerate(flat) if _is_operand(x)]
@@ -245,6 +250,15 @@ def _frozen_rule(rule, args, flat, in_tree, transform, fun_g):
     return CustomVJPRule(fun, fwd, bwd, rule.nondiff_argnums, rule.name)
 
 
+def _impl_of(fun, graph):
+    """The implementation of a custom rule's primitive: `graph` compiled (the program traced
+    now, whose closed-over arrays keep their values), or `fun` run as Python code (None)."""
+    if graph is None:
+        return lambda *vals: tuple(tree_flatten(fun(*vals))[0])
+    run = compile_graph(graph)
+    return lambda *vals: tuple(run(*vals))
+
+
 def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
     fixed = [args[i] for i in rule.nondiff_argnums]
 
@@ -254,13 +268,8 @@ def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
     fun_g, out_tree, out_avals = _staged(fun, flat, transform)
     frozen = _frozen_rule(rule, args, flat, in_tree, transform, fun_g)
     if frozen is not None:  # the traced programs: closed-over arrays keep these values
-        rule, run = frozen, compile_graph(fun_g)
-
-        def impl(*vals):
-            return tuple(run(*vals))
-    else:
-        def impl(*vals):
-            return tuple(tree_flatten(fun(*vals))[0])
+        rule = frozen
+    impl = _impl_of(fun, fun_g if frozen is not None else None)
 
     def vjp_all(g, ans, *vals):
         out, res = rule.fwd(*rule.fill_leaves(args, vals, in_tree))
@@ -275,6 +284,31 @@ def _custom_vjp_primitive(rule, args, flat, in_tree, transform):
         return outs, (0,) * len(outs)
 
     return _primitive(f"custom_vjp[{rule.name}]", impl, out_avals, vjp_all, jvp_all,
+                      batch), out_tree
+
+
+def _custom_jvp_primitive(rule, args, flat, in_tree, transform):
+    """One primitive for a custom_jvp call: it runs the function's traced program; forward
+    mode calls the jvp rule, reverse mode transposes its tangent map, vmap batches both."""
+    def fun(*vals):
+        return rule.fun(*rule.fill_leaves(args, vals, in_tree))
+
+    fun_g, out_tree, out_avals = _staged(fun, flat, transform)
+    impl = _impl_of(fun, fun_g if not fun_g.captured else None)
+
+    def jvp_all(tangents, ans, *vals):
+        tans = [a.xp.zeros(a.shape, a.dtype) if t is None else t
+                for t, a in zip(tangents, map(aval_of, vals))]
+        return tuple(tree_flatten(rule.jvp_leaves(args, in_tree, vals, tans)[1])[0])
+
+    def vjp_all(g, ans, *vals):
+        return tuple(custom_jvp_cotangents(rule, args, in_tree, list(vals), g))
+
+    def batch(vals, dims):
+        outs = tree_flatten(batch_custom_jvp(rule, args, vals, dims, in_tree))[0]
+        return outs, (0,) * len(outs)
+
+    return _primitive(f"custom_jvp[{rule.name}]", impl, out_avals, vjp_all, jvp_all,
                       batch), out_tree
 
 

@@ -158,3 +158,10 @@ from ._flow import (
     associative_scan as associative_scan,
 )
 # --- end of issue 33's lax operations
+# Collectives over a named vmap axis (vmap(f, axis_name="i")): fnad/lax/_collectives.py
+from ._collectives import all_gather as all_gather
+from ._collectives import axis_index as axis_index
+from ._collectives import pmax as pmax
+from ._collectives import pmean as pmean
+from ._collectives import pmin as pmin
+from ._collectives import psum as psum

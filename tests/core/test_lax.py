@@ -144,6 +144,9 @@ def test_scan_under_jit_traces_the_body_once():
     close(jf(W, H0, XS), f(W, H0, XS))
     count[0] = 0
     jf = fnad.jit(f)
+    jf(W, H0, XS)
+    assert count[0] == 0  # every jit of f shares the traces the first one made
+    fnad.clear_caches()
     for _ in range(3):
         jf(W, H0, XS)
     assert count[0] == 1  # one trace of f, one of its body: not unrolled, not retraced

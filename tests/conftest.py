@@ -1,0 +1,15 @@
+"""Shared by every test: each test starts with no jit traces, as a fresh process would.
+
+Every `fnad.jit` of one function with the same options shares its traces (so `jit(f)(x)`
+written inline traces once); tests that monkeypatch the compiler, or check how often a
+function is traced, must not find the traces an earlier test made."""
+
+import pytest
+
+import fnad
+
+
+@pytest.fixture(autouse=True)
+def _no_jit_traces_from_earlier_tests():
+    fnad.clear_caches()
+    yield
