@@ -71,3 +71,22 @@ from ._schedules import linear_schedule as linear_schedule
 from ._schedules import piecewise_constant_schedule as piecewise_constant_schedule
 from ._schedules import polynomial_schedule as polynomial_schedule
 from ._schedules import warmup_cosine_decay_schedule as warmup_cosine_decay_schedule
+from ._schedules_more import cosine_onecycle_schedule as cosine_onecycle_schedule
+from ._schedules_more import linear_onecycle_schedule as linear_onecycle_schedule
+from ._schedules_more import piecewise_interpolate_schedule as piecewise_interpolate_schedule
+from ._schedules_more import sgdr_schedule as sgdr_schedule
+from ._schedules_more import warmup_constant_schedule as warmup_constant_schedule
+from ._schedules_more import (warmup_exponential_decay_schedule as
+                              warmup_exponential_decay_schedule)
+from ._groups import MultiTransformState as MultiTransformState
+from ._groups import PartitionState as PartitionState
+from ._groups import freeze as freeze
+from ._groups import multi_transform as multi_transform
+from ._groups import named_chain as named_chain
+from ._groups import partition as partition
+from ._groups import selective_transform as selective_transform
+from ._groups import set_to_zero as set_to_zero
+from ._groups import stateless as stateless
+from ._groups import stateless_with_tree_map as stateless_with_tree_map
+from . import losses as losses
+from . import schedules as schedules
