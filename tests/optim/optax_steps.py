@@ -10,7 +10,7 @@ SHAPES = {"w": (4, 3), "b": (3,), "k": (2, 2, 2)}
 
 
 def tree(rng, scale=1.0, shapes=SHAPES):
-    return {k: scale * rng.normal(size=s) for k, s in shapes.items()}
+    return {k: np.asarray(scale * rng.normal(size=s)) for k, s in shapes.items()}
 
 
 def run_parity(ours, theirs, *, steps=50, seed=0, jit=False, rtol=1e-10, atol=1e-12,
@@ -21,6 +21,7 @@ def run_parity(ours, theirs, *, steps=50, seed=0, jit=False, rtol=1e-10, atol=1e
     noise); `extra(params, grads)` gives keyword arguments for both updates (e.g. value=).
     Returns the final (fnad, optax) states.
     """
+    import jax
     import optax
 
     rng = np.random.default_rng(seed)
@@ -28,12 +29,13 @@ def run_parity(ours, theirs, *, steps=50, seed=0, jit=False, rtol=1e-10, atol=1e
     p1, p2 = params, params
     s1, s2 = ours.init(params), theirs.init(params)
     update = fnad.jit(ours.update) if jit else ours.update
+    their_update = jax.jit(theirs.update)  # compiled once (lax.cond inside compiles per call)
     for step in range(steps):
         g = grads_fn(rng, p1, step) if grads_fn else fnad.tree_map(
-            lambda p, n: 0.5 * p + n, p1, tree(rng, shapes=shapes))
+            lambda p, n: np.asarray(0.5 * p + n), p1, tree(rng, shapes=shapes))
         kw = extra(p1, g) if extra else {}
         u1, s1 = update(g, s1, p1, **kw)
-        u2, s2 = theirs.update(g, s2, p2, **kw)
+        u2, s2 = their_update(g, s2, p2, **kw)
         for key in sorted(u1):
             np.testing.assert_allclose(
                 np.asarray(u1[key]), np.asarray(u2[key]), rtol=rtol, atol=atol,
