@@ -155,5 +155,10 @@ from ._conditions import per_example_global_norm_clip as per_example_global_norm
 from ._conditions import per_example_layer_norm_clip as per_example_layer_norm_clip
 from ._conditions import skip_large_updates as skip_large_updates
 from ._conditions import skip_not_finite as skip_not_finite
+from ._inject import InjectHyperparamsState as InjectHyperparamsState
+from ._inject import InjectStatefulHyperparamsState as InjectStatefulHyperparamsState
+from ._inject import WrappedSchedule as WrappedSchedule
+from ._inject import inject_hyperparams as inject_hyperparams
+from ._inject import inject_stateful_hyperparams as inject_stateful_hyperparams
 from . import losses as losses
 from . import schedules as schedules

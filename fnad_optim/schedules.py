@@ -1,6 +1,11 @@
 """optax.schedules' names: schedules (functions of the step count) and the wrappers that
 inject hyperparameters into an optimizer's state."""
 
+from ._inject import InjectHyperparamsState as InjectHyperparamsState
+from ._inject import InjectStatefulHyperparamsState as InjectStatefulHyperparamsState
+from ._inject import WrappedSchedule as WrappedSchedule
+from ._inject import inject_hyperparams as inject_hyperparams
+from ._inject import inject_stateful_hyperparams as inject_stateful_hyperparams
 from ._schedules import constant_schedule as constant_schedule
 from ._schedules import cosine_decay_schedule as cosine_decay_schedule
 from ._schedules import exponential_decay as exponential_decay
