@@ -90,3 +90,21 @@ def test_errors_name_the_function():
         tx = fo.adafactor(1e-2)
         p = {"w": np.ones((2, 2))}
         tx.update(p, tx.init(p))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: fo.adafactor(1e-2), lambda: fo.sm3(1e-2), lambda: fo.novograd(1e-2),
+    lambda: fo.chain(fo.adaptive_grad_clip(0.1), fo.sgd(0.1)),
+    lambda: fo.noisy_sgd(0.1, key=0)], ids=["adafactor", "sm3", "novograd", "agc", "noise"])
+def test_sharding_refuses_transforms_that_read_whole_leaves(make):
+    with pytest.raises(ValueError, match=r"shard_optimizer_state: \w+ cannot be sharded"):
+        fo.shard_optimizer_state(make()).init({"w": np.ones((4, 3))})
+
+
+def test_sharding_accepts_coordinatewise_transforms():
+    params = {"w": np.ones((4, 3))}
+    for opt in [fo.adan(1e-2), fo.amsgrad(1e-2), fo.lars(0.1), fo.rprop(1e-2)]:
+        tx = fo.shard_optimizer_state(opt)
+        u, _ = tx.update(params, tx.init(params), params)
+        want, _ = opt.update(params, opt.init(params), params)
+        np.testing.assert_array_equal(u["w"], want["w"])
