@@ -115,6 +115,8 @@ from ._steps import apply_every as apply_every
 from ._steps import centralize as centralize
 from ._steps import keep_params_nonnegative as keep_params_nonnegative
 from ._steps import normalize_by_update_norm as normalize_by_update_norm
+from ._steps import ScaleByDistanceOverGradientsState as ScaleByDistanceOverGradientsState
+from ._steps import scale_by_distance_over_gradients as scale_by_distance_over_gradients
 from ._steps import scale_by_optimistic_gradient as scale_by_optimistic_gradient
 from ._steps import scale_by_param_block_norm as scale_by_param_block_norm
 from ._steps import scale_by_param_block_rms as scale_by_param_block_rms
@@ -133,6 +135,7 @@ from ._alias_more import nadam as nadam
 from ._alias_more import nadamw as nadamw
 from ._alias_more import noisy_sgd as noisy_sgd
 from ._alias_more import novograd as novograd
+from ._alias_more import optimistic_adam as optimistic_adam
 from ._alias_more import optimistic_adam_v2 as optimistic_adam_v2
 from ._alias_more import optimistic_gradient_descent as optimistic_gradient_descent
 from ._alias_more import polyak_sgd as polyak_sgd
@@ -168,6 +171,7 @@ from ._numerics import MaskOrFn as MaskOrFn
 from ._numerics import OptState as OptState
 from ._numerics import Params as Params
 from ._numerics import ScalarOrSchedule as ScalarOrSchedule
+from ._numerics import ShouldSkipUpdateFunction as ShouldSkipUpdateFunction
 from ._numerics import ScaleByScheduleState as ScaleByScheduleState
 from ._numerics import ScaleByTrustRatioState as ScaleByTrustRatioState
 from ._numerics import ScaleState as ScaleState

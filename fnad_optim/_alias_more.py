@@ -16,7 +16,7 @@ from ._wrappers import masked
 __all__ = ["nadam", "nadamw", "radam", "adamax", "adamaxw", "adabelief", "amsgrad", "yogi",
            "novograd", "lars", "sm3", "fromage", "adadelta", "rprop", "sign_sgd", "signum",
            "polyak_sgd", "adan", "optimistic_gradient_descent", "optimistic_adam_v2",
-           "noisy_sgd"]
+           "optimistic_adam", "noisy_sgd"]
 
 
 def _named(fname, learning_rate, *transforms):
@@ -280,6 +280,24 @@ def optimistic_adam_v2(learning_rate, *, alpha=1.0, beta=1.0, b1=0.9, b2=0.999, 
                   scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
                   scale_by_optimistic_gradient(alpha, beta),
                   scale_by_learning_rate(learning_rate))
+
+
+def optimistic_adam(learning_rate, optimism=None, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0,
+                    mu_dtype=None, *, nesterov=True):
+    """optax's older optimistic Adam: `optimistic_adam_v2` with `alpha=learning_rate`,
+    `beta=optimism` (default the learning rate) and a unit learning rate; numbers only.
+
+    Example:
+      opt = optimistic_adam(1e-3)
+    """
+    if callable(learning_rate) or mu_dtype is not None:
+        raise ValueError("optimistic_adam: takes a number as learning_rate and no mu_dtype; "
+                         "use optimistic_adam_v2 for schedules.")
+    optimism = learning_rate if optimism is None else optimism
+    return _named("optimistic_adam", learning_rate,
+                  scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
+                  scale_by_optimistic_gradient(learning_rate, optimism),
+                  scale_by_learning_rate(1.0))
 
 
 def noisy_sgd(learning_rate, eta=0.01, gamma=0.55, key=None, *, seed=None):

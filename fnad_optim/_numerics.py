@@ -20,7 +20,7 @@ __all__ = ["safe_norm", "safe_root_mean_squares", "safe_increment", "safe_int32_
            "AddDecayedWeightsState", "ClipByGlobalNormState", "ClipState", "ScaleState",
            "ScaleByTrustRatioState", "ScaleByScheduleState", "OptState", "Params", "Updates",
            "Schedule", "ScalarOrSchedule", "MaskOrFn", "TransformInitFn",
-           "TransformUpdateFn", "StatefulSchedule"]
+           "TransformUpdateFn", "ShouldSkipUpdateFunction", "StatefulSchedule"]
 
 # the states of optax's stateless transforms, all the empty state here as there
 AdaptiveGradClipState = AddDecayedWeightsState = ClipByGlobalNormState = EmptyState
@@ -34,6 +34,7 @@ ScalarOrSchedule = Any  # a number or a Schedule
 MaskOrFn = Any  # None, a pytree of bools, or a function of the params returning one
 TransformInitFn = Callable[[Any], Any]
 TransformUpdateFn = Callable[..., Any]
+ShouldSkipUpdateFunction = Callable[..., Any]  # (updates, gradient_step, params) -> (skip, info)
 
 
 class StatefulSchedule(Protocol):

@@ -17,7 +17,8 @@ __all__ = ["ScaleByRpropState", "ScaleByOptimisticGradientState", "ApplyEvery",
            "AddNoiseState", "NonNegativeParamsState", "scale_by_rprop", "scale_by_sign",
            "scale_by_optimistic_gradient", "apply_every", "centralize",
            "scale_by_param_block_norm", "scale_by_param_block_rms", "normalize_by_update_norm",
-           "scale_by_polyak", "keep_params_nonnegative", "add_noise"]
+           "scale_by_polyak", "keep_params_nonnegative", "add_noise",
+           "ScaleByDistanceOverGradientsState", "scale_by_distance_over_gradients"]
 
 
 class ScaleByRpropState(NamedTuple):
@@ -46,6 +47,15 @@ class AddNoiseState(NamedTuple):
 
     count: Any
     rng_key: Any
+
+
+class ScaleByDistanceOverGradientsState(NamedTuple):
+    """Per leaf: the largest distance from the initial params, the running sum of squared
+    gradients, and the initial params."""
+
+    max_dist: Any
+    grad_sum_of_squares: Any
+    init_params: Any
 
 
 class NonNegativeParamsState(NamedTuple):
@@ -242,6 +252,44 @@ def scale_by_polyak(f_min=0.0, max_learning_rate=1.0, eps=0.0, variant="sps"):
 
     update.__qualname__ = "scale_by_polyak.update"
     return transform("scale_by_polyak", _empty, update, EmptyState)._replace(update=update)
+
+
+def scale_by_distance_over_gradients(reps_rel=1e-6, eps=1e-8, param_dtype=np.float32,
+                                     global_scale=1.0):
+    """DoG, distance over gradients (Ivgi et al. 2023): per leaf, the step size is the
+    largest distance the params have moved from their start (at least `reps_rel * (1 +
+    ||x0||)`) over the root of the summed squared gradient norms.
+
+    Returns:
+      A `GradientTransformation` with a `ScaleByDistanceOverGradientsState`; `update` needs
+      the params.
+
+    Example:
+      tx = chain(scale_by_distance_over_gradients(), scale(-1.0))
+    """
+    fname = "scale_by_distance_over_gradients"
+
+    def l2(x, y=0.0):
+        return fnp.sqrt(fnp.sum((x - y) ** 2))
+
+    def init(params):
+        return ScaleByDistanceOverGradientsState(
+            fnad.tree_map(lambda x: reps_rel * (1 + l2(x)), params),
+            fnad.tree_map(lambda x: fnp.zeros_like(x, shape=(1,)), params),
+            fnad.tree_map(lambda x: fnp.astype(fnp.asarray(x), param_dtype), params))
+
+    def update(updates, state, params=None):
+        require_params(fname, params)
+        max_dist = tree_map_checked(fname, lambda d, x, x0: fnp.maximum(d, l2(x, x0)),
+                                    state.max_dist, params, state.init_params,
+                                    names=("state.max_dist", "params", "state.init_params"))
+        sos = fnad.tree_map(lambda s, g: s + fnp.sum(g * g), state.grad_sum_of_squares,
+                            updates)
+        out = fnad.tree_map(lambda g, d, s: global_scale * (d / fnp.sqrt(s + eps)) * g,
+                            updates, max_dist, sos)
+        return out, ScaleByDistanceOverGradientsState(max_dist, sos, state.init_params)
+
+    return transform(fname, init, update, ScaleByDistanceOverGradientsState)
 
 
 def keep_params_nonnegative():

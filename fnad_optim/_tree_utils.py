@@ -16,7 +16,8 @@ __all__ = ["tree_add", "tree_add_scale", "tree_allclose", "tree_batch_shape",
            "tree_norm", "tree_ones_like", "tree_random_like", "tree_real", "tree_scale",
            "tree_size", "tree_split_key_like", "tree_sub", "tree_sum",
            "tree_update_infinity_moment", "tree_update_moment",
-           "tree_update_moment_per_elem_norm", "tree_vdot", "tree_where", "tree_zeros_like"]
+           "tree_update_moment_per_elem_norm", "tree_vdot", "tree_where", "tree_zeros_like",
+           "tree_unwrap_random_key_data"]
 
 
 def tree_add(tree_x, tree_y, *other_trees):
@@ -236,3 +237,9 @@ def tree_random_like(rng_key, target_tree, sampler=frandom.normal, dtype=None):
     keys = tree_split_key_like(rng_key, target_tree)
     return fnad.tree_map(lambda k, x: sampler(k, fnp.shape(x), dtype or fnp.result_type(x)),
                          keys, target_tree)
+
+
+def tree_unwrap_random_key_data(input_tree):
+    """The tree with its random keys as their raw uint32 data: fnad.random's keys already
+    are plain uint32 arrays, so the tree itself."""
+    return input_tree

@@ -21,3 +21,5 @@ from ._schedules_more import sgdr_schedule as sgdr_schedule
 from ._schedules_more import warmup_constant_schedule as warmup_constant_schedule
 from ._schedules_more import (warmup_exponential_decay_schedule as
                               warmup_exponential_decay_schedule)
+from ._numerics import Schedule as Schedule
+from ._numerics import StatefulSchedule as StatefulSchedule

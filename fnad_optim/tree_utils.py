@@ -30,3 +30,4 @@ from ._tree_utils import tree_update_moment_per_elem_norm as tree_update_moment_
 from ._tree_utils import tree_vdot as tree_vdot
 from ._tree_utils import tree_where as tree_where
 from ._tree_utils import tree_zeros_like as tree_zeros_like
+from ._tree_utils import tree_unwrap_random_key_data as tree_unwrap_random_key_data

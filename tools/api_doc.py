@@ -43,6 +43,8 @@ VALUES = {
     "fnad_optim.ScalarOrSchedule": "type name: a number or a Schedule",
     "fnad_optim.MaskOrFn": "type name: None, a pytree of bools, or a function of the params "
                            "returning one",
+    "fnad_optim.ShouldSkipUpdateFunction": "type name: `(updates, gradient_step, params) -> "
+                                           "(should_skip, info)`",
     "fnad_optim.TransformInitFn": "type name: `init(params) -> state`",
     "fnad_optim.TransformUpdateFn": "type name: `update(updates, state, params=None) -> "
                                     "(updates, state)`",

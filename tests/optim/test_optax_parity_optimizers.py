@@ -47,6 +47,9 @@ CASES = {
     "adan": lambda lib: lib.adan(1e-2, weight_decay=0.01),
     "optimistic_gradient_descent": lambda lib: lib.optimistic_gradient_descent(1e-2, 0.5, 0.8),
     "optimistic_adam_v2": lambda lib: lib.optimistic_adam_v2(1e-2),
+    "optimistic_adam": lambda lib: lib.optimistic_adam(1e-2, 0.5),
+    "distance_over_gradients": lambda lib: lib.chain(lib.scale_by_distance_over_gradients(
+        param_dtype=np.float64, global_scale=0.5), lib.scale(-1.0)),
     "ema": lambda lib: lib.chain(lib.ema(0.9), lib.scale(-0.1)),
     "ema_no_debias": lambda lib: lib.chain(lib.ema(0.8, debias=False), lib.scale(-0.1)),
     "apply_every": lambda lib: lib.chain(lib.apply_every(3), lib.sgd(0.1)),
@@ -61,6 +64,7 @@ CASES = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:`optimistic_adam` is deprecated")
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_optimizer_matches_optax(name, jit):
