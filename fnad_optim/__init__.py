@@ -172,6 +172,8 @@ from ._numerics import OptState as OptState
 from ._numerics import Params as Params
 from ._numerics import ScalarOrSchedule as ScalarOrSchedule
 from ._numerics import ShouldSkipUpdateFunction as ShouldSkipUpdateFunction
+from ._numerics import ScaleByRStdDevState as ScaleByRStdDevState
+from ._numerics import ScaleByRssState as ScaleByRssState
 from ._numerics import ScaleByScheduleState as ScaleByScheduleState
 from ._numerics import ScaleByTrustRatioState as ScaleByTrustRatioState
 from ._numerics import ScaleState as ScaleState

@@ -10,6 +10,7 @@ import fnad
 import fnad.numpy as fnp
 
 from ._base import EmptyState, GradientTransformation, ScheduleState, inc_count
+from ._transforms import ScaleByAdagradState, ScaleByStddevState
 from ._tree_utils import (tree_bias_correction, tree_update_infinity_moment,
                           tree_update_moment, tree_update_moment_per_elem_norm)
 
@@ -18,7 +19,8 @@ __all__ = ["safe_norm", "safe_root_mean_squares", "safe_increment", "safe_int32_
            "update_moment_per_elem_norm", "init_empty_state", "scale_gradient",
            "incremental_update", "periodic_update", "flatten", "AdaptiveGradClipState",
            "AddDecayedWeightsState", "ClipByGlobalNormState", "ClipState", "ScaleState",
-           "ScaleByTrustRatioState", "ScaleByScheduleState", "OptState", "Params", "Updates",
+           "ScaleByTrustRatioState", "ScaleByScheduleState", "ScaleByRssState",
+           "ScaleByRStdDevState", "OptState", "Params", "Updates",
            "Schedule", "ScalarOrSchedule", "MaskOrFn", "TransformInitFn",
            "TransformUpdateFn", "ShouldSkipUpdateFunction", "StatefulSchedule"]
 
@@ -26,6 +28,8 @@ __all__ = ["safe_norm", "safe_root_mean_squares", "safe_increment", "safe_int32_
 AdaptiveGradClipState = AddDecayedWeightsState = ClipByGlobalNormState = EmptyState
 ClipState = ScaleState = ScaleByTrustRatioState = EmptyState
 ScaleByScheduleState = ScheduleState  # (count,)
+ScaleByRssState = ScaleByAdagradState  # optax's names; these also keep the step count
+ScaleByRStdDevState = ScaleByStddevState
 
 # type names, for annotations
 OptState = Params = Updates = Any
