@@ -43,3 +43,16 @@ def run_parity(ours, theirs, *, steps=50, seed=0, jit=False, rtol=1e-10, atol=1e
         p1 = fo.apply_updates(p1, u1)
         p2 = optax.apply_updates(p2, u2)
     return s1, s2
+
+
+def modes(names, fast_jit):
+    """(name, jit) parameters: every name eagerly; under jit the names in `fast_jit` in the
+    default run and the others marked slow (each jit case costs a trace and a compile)."""
+    import pytest
+
+    out = []
+    for name in sorted(names):
+        out.append(pytest.param(name, False, id=f"{name}-eager"))
+        marks = () if name in fast_jit else (pytest.mark.slow,)
+        out.append(pytest.param(name, True, id=f"{name}-jit", marks=marks))
+    return out

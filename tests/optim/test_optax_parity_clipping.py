@@ -6,7 +6,7 @@ import pytest
 
 import fnad
 import fnad_optim as fo
-from tests.optim.optax_steps import run_parity
+from tests.optim.optax_steps import modes, run_parity
 
 optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
@@ -44,8 +44,11 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
-@pytest.mark.parametrize("name", sorted(CASES))
+# under jit in the default run (each name runs eagerly; the others under jit with -m slow)
+FAST_JIT = {"adafactor_momentum_wd", "conditionally_mask"}
+
+
+@pytest.mark.parametrize(("name", "jit"), modes(CASES, FAST_JIT))
 def test_matches_optax(name, jit):
     tol = {"rtol": 1e-6, "atol": 1e-9} if name in LOOSE else {}
     run_parity(CASES[name](fo), CASES[name](optax), jit=jit, shapes=SHAPES, **tol)

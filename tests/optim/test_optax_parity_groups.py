@@ -5,7 +5,7 @@ import pytest
 
 import fnad
 import fnad_optim as fo
-from tests.optim.optax_steps import run_parity
+from tests.optim.optax_steps import modes, run_parity
 
 optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
@@ -43,8 +43,11 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
-@pytest.mark.parametrize("name", sorted(CASES))
+# under jit in the default run (each name runs eagerly; the others under jit with -m slow)
+FAST_JIT = {"partition", "named_chain"}
+
+
+@pytest.mark.parametrize(("name", "jit"), modes(CASES, FAST_JIT))
 def test_group_matches_optax(name, jit):
     s1, s2 = run_parity(CASES[name](fo), CASES[name](optax), jit=jit)
     if name in ("partition", "multi_transform"):

@@ -6,7 +6,7 @@ import pytest
 
 import fnad
 import fnad_optim as fo
-from tests.optim.optax_steps import run_parity
+from tests.optim.optax_steps import modes, run_parity
 
 optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
@@ -23,9 +23,12 @@ CASES = {
 }
 
 
+# under jit in the default run (each name runs eagerly; the others under jit with -m slow)
+FAST_JIT = {"adamw_schedule", "sgd_static"}
+
+
 @pytest.mark.filterwarnings("ignore:inject_stateful_hyperparams is deprecated")
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize(("name", "jit"), modes(CASES, FAST_JIT))
 def test_inject_matches_optax(name, jit):
     s1, s2 = run_parity(CASES[name](fo), CASES[name](optax), jit=jit)
     assert type(s1)._fields == type(s2)._fields

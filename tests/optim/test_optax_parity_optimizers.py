@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fnad_optim as fo
-from tests.optim.optax_steps import run_parity
+from tests.optim.optax_steps import modes, run_parity
 
 optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
@@ -64,9 +64,12 @@ CASES = {
 }
 
 
+# under jit in the default run (each name runs eagerly; the others under jit with -m slow)
+FAST_JIT = {"nadamw", "radam", "amsgrad", "sm3", "fromage_schedule", "rprop", "apply_every", "adan"}
+
+
 @pytest.mark.filterwarnings("ignore:`optimistic_adam` is deprecated")
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize(("name", "jit"), modes(CASES, FAST_JIT))
 def test_optimizer_matches_optax(name, jit):
     run_parity(CASES[name](fo), CASES[name](optax), jit=jit)
 
