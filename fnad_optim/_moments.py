@@ -102,6 +102,17 @@ def _nesterov_mu(updates, mu, b1, count):
     return fnad.tree_map(lambda m, g: cast_like(b1, m) * m + cast_like(1 - b1, g) * g, nxt, now)
 
 
+def _zeros_in(params, dtype):
+    """Zeros like the params, in `dtype` (None: each param's own)."""
+    return tree_zeros_like(params) if dtype is None else fnad.tree_map(
+        lambda p: fnp.zeros_like(p, dtype=dtype), params)
+
+
+def _cast_tree(tree, dtype):
+    """`tree` with its leaves in `dtype` (None: unchanged)."""
+    return tree if dtype is None else fnad.tree_map(lambda m: fnp.astype(m, dtype), tree)
+
+
 def _check_betas(fname, **betas):
     for k, v in betas.items():
         check_unit(fname, k, v)
@@ -122,8 +133,7 @@ def scale_by_amsgrad(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, mu_dtype=None,
     _check_betas(fname, b1=b1, b2=b2)
 
     def init(params):
-        mu = tree_zeros_like(params) if mu_dtype is None else fnad.tree_map(
-            lambda p: fnp.zeros_like(p, dtype=mu_dtype), params)
+        mu = _zeros_in(params, mu_dtype)
         return ScaleByAmsgradState(zero_count(params), mu, tree_zeros_like(params),
                                    tree_zeros_like(params))
 
@@ -135,8 +145,7 @@ def scale_by_amsgrad(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, mu_dtype=None,
         nu_eff = _debiased(nu, b2, count) if bias_correction_nu else nu
         nu_max = fnad.tree_map(fnp.maximum, state.nu_max, nu_eff)
         updates = fnad.tree_map(lambda m, v: m / (fnp.sqrt(v + eps_root) + eps), mu_hat, nu_max)
-        if mu_dtype is not None:
-            mu = fnad.tree_map(lambda m: fnp.astype(m, mu_dtype), mu)
+        mu = _cast_tree(mu, mu_dtype)
         return updates, ScaleByAmsgradState(count, mu, nu, nu_max)
 
     return transform(fname, init, update, ScaleByAmsgradState)
@@ -339,8 +348,7 @@ def scale_by_novograd(b1=0.9, b2=0.25, eps=1e-8, eps_root=0.0, weight_decay=0.0,
     _check_betas(fname, b1=b1, b2=b2)
 
     def init(params):
-        mu = tree_zeros_like(params) if mu_dtype is None else fnad.tree_map(
-            lambda p: fnp.zeros_like(p, dtype=mu_dtype), params)
+        mu = _zeros_in(params, mu_dtype)
         nu = fnad.tree_map(lambda p: fnp.zeros_like(p, shape=()), params)
         return ScaleByNovogradState(zero_count(params), mu, nu)
 
@@ -357,8 +365,7 @@ def scale_by_novograd(b1=0.9, b2=0.25, eps=1e-8, eps_root=0.0, weight_decay=0.0,
                             + cast_like(wd, p) * p, updates, params, nu)
         mu = fnad.tree_map(lambda a, m: fnp.where(first, a, cast_like(b1, m) * m + a), add,
                            state.mu)
-        if mu_dtype is not None:
-            mu = fnad.tree_map(lambda m: fnp.astype(m, mu_dtype), mu)
+        mu = _cast_tree(mu, mu_dtype)
         return mu, ScaleByNovogradState(count, mu, nu)
 
     return transform(fname, init, update, ScaleByNovogradState)
@@ -430,8 +437,7 @@ def ema(decay, debias=True, accumulator_dtype=None):
     check_unit("ema", "decay", decay)
 
     def init(params):
-        acc = tree_zeros_like(params) if accumulator_dtype is None else fnad.tree_map(
-            lambda p: fnp.zeros_like(p, dtype=accumulator_dtype), params)
+        acc = _zeros_in(params, accumulator_dtype)
         return EmaState(zero_count(params), acc)
 
     def update(updates, state, params=None):
@@ -439,8 +445,7 @@ def ema(decay, debias=True, accumulator_dtype=None):
         new = _moments("ema", updates, state.ema, d, 1, "state.ema")
         count = inc_count(state.count)
         out = _debiased(new, d, count) if debias else new
-        if accumulator_dtype is not None:
-            new = fnad.tree_map(lambda m: fnp.astype(m, accumulator_dtype), new)
+        new = _cast_tree(new, accumulator_dtype)
         return out, EmaState(count, new)
 
     return transform("ema", init, update, EmaState)
