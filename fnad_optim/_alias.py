@@ -8,6 +8,13 @@ from ._transforms import (add_decayed_weights, scale_by_adagrad, scale_by_adam,
 __all__ = ["sgd", "adam", "adamw", "rmsprop", "adagrad", "lion", "lamb"]
 
 
+def _given(v):
+    """Whether an optional hyperparameter is in use: not None and not the number 0. An array
+    (as `inject_hyperparams` passes, concrete in `init` and traced under jit) always counts,
+    so the chain's structure does not depend on its value."""
+    return v is not None and (not isinstance(v, (int, float)) or v != 0)
+
+
 def _chain(fname, *transforms):
     """The chain of the given transforms (None: left out) under the optimizer's name."""
     return named(fname, chain(*[t for t in transforms if t is not None]))
@@ -36,10 +43,10 @@ def sgd(learning_rate, momentum=None, nesterov=False, weight_decay=0.0, mask=Non
     check_nonneg("sgd", "learning_rate", learning_rate)
     check_unit("sgd", "momentum", momentum)
     check_nonneg("sgd", "weight_decay", weight_decay)
-    if nesterov and not momentum:
+    if nesterov and not _given(momentum):
         raise ValueError("sgd: nesterov=True needs a momentum > 0; pass momentum=0.9, say.")
-    return _chain("sgd", add_decayed_weights(weight_decay, mask) if weight_decay else None,
-                  trace(momentum, nesterov) if momentum else None,
+    return _chain("sgd", add_decayed_weights(weight_decay, mask) if _given(weight_decay) else None,
+                  trace(momentum, nesterov) if _given(momentum) else None,
                   scale_by_learning_rate(learning_rate))
 
 
@@ -132,7 +139,7 @@ def rmsprop(learning_rate, decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=T
     scaler = scale_by_stddev if centered else scale_by_rms
     return _chain("rmsprop", scaler(decay, eps, initial_scale, eps_in_sqrt, bias_correction),
                   scale_by_learning_rate(learning_rate),
-                  trace(momentum, nesterov) if momentum else None)
+                  trace(momentum, nesterov) if _given(momentum) else None)
 
 
 def adagrad(learning_rate, initial_accumulator_value=0.1, eps=1e-7, *, eps_in_sqrt=True):

@@ -10,7 +10,7 @@ import fnad
 import fnad.numpy as fnp
 from fnad.extend import Tracer, array_module
 
-from ._shards import leaf_square_sums
+from ._shards import UNSHARDABLE, leaf_square_sums, refuse_sharded
 
 __all__ = ["GradientTransformation", "EmptyState", "ScheduleState", "chain", "identity",
            "apply_updates", "global_norm"]
@@ -195,12 +195,19 @@ def check_state(fname, state, state_type):
 def transform(fname, init, update, state_type):
     """A `GradientTransformation` of `init` and `update` behind the checks every transform
     shares: `init` refuses params leaves that are not numbers (`check_param_leaves`),
-    `update` a state that lost its class (`check_state`; one type test per call)."""
+    `update` a state that lost its class (`check_state`; one type test per call); both
+    refuse to run inside `shard_optimizer_state` if `fname` is declared in `UNSHARDABLE`."""
+    unshardable = fname in UNSHARDABLE
+
     def checked_init(params):
         check_param_leaves(fname, params)
+        if unshardable:
+            refuse_sharded(fname)
         return init(params)
 
     def checked_update(updates, state, params=None):
+        if unshardable:
+            refuse_sharded(fname)
         if type(state) is not state_type:
             check_state(fname, state, state_type)
         return update(updates, state, params)

@@ -183,7 +183,8 @@ def shard_optimizer_state(inner):
     def init(params):
         i, n = dist.process_index(), dist.process_count()
         pieces = _pieces(params, i, n)
-        return ShardedState(inner.init(pieces), _sources(inner, pieces))
+        with rows_sharded():  # transforms that cannot be sharded refuse here (_shards.py)
+            return ShardedState(inner.init(pieces), _sources(inner, pieces))
 
     def update(updates, state, params=None):
         if not isinstance(state, ShardedState):

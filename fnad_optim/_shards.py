@@ -24,7 +24,24 @@ import numpy as np
 import fnad.distributed as dist
 import fnad.numpy as fnp
 
-__all__ = ["rows_sharded", "leaf_square_sums", "agreed_all", "agreed_any"]
+__all__ = ["rows_sharded", "leaf_square_sums", "agreed_all", "agreed_any", "UNSHARDABLE",
+           "refuse_sharded"]
+
+# Transforms whose result reads a whole leaf along its rows in a way no psum above combines:
+# `shard_optimizer_state` refuses them by name (in its init and update, with any number of
+# processes, so the mistake shows in a one-process run too). Everything else in fnad_optim
+# works coordinate by coordinate, by row, or through `leaf_square_sums` / `agreed_*`.
+UNSHARDABLE = {
+    "scale_by_factored_rms": "its row and column moments average a leaf over its rows",
+    "clip_by_block_rms": "it clips each leaf by the root mean square of the whole leaf",
+    "scale_by_param_block_norm": "it scales each leaf by the norm of the whole param",
+    "scale_by_param_block_rms": "it scales each leaf by the root mean square of the whole "
+                                "param",
+    "scale_by_novograd": "its second moment is one number per leaf, of the whole leaf",
+    "scale_by_sm3": "its accumulators take maxima over a leaf's other axes, rows included",
+    "adaptive_grad_clip": "its unit norms sum over a leaf's rows",
+    "add_noise": "its noise is drawn for the shape of the whole leaf",
+}
 
 _ROWS = contextvars.ContextVar("fnad_optim_rows_sharded", default=False)
 
@@ -38,6 +55,17 @@ def rows_sharded():
         yield
     finally:
         _ROWS.reset(token)
+
+
+def refuse_sharded(fname):
+    """Raise, naming `fname` and why, if called inside `rows_sharded()` (the inner init or
+    update of `shard_optimizer_state`); `fname` is a key of `UNSHARDABLE`."""
+    if _ROWS.get():
+        raise ValueError(
+            f"shard_optimizer_state: {fname} cannot be sharded by rows: {UNSHARDABLE[fname]}, "
+            "so each process would compute it from its own rows and get another result. "
+            f"Keep {fname} out of shard_optimizer_state (chain it after the sharded part, or "
+            "use data_parallel(opt) without shard_state=True).")
 
 
 def _sharded():

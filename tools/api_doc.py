@@ -35,6 +35,19 @@ VALUES = {
     "fnad_nn.data.FASHION_MNIST_CLASSES": "the ten Fashion-MNIST class names, by label",
     "fnad_nn.data.MNIST_CLASSES": "the ten MNIST class names ('0' to '9'), by label",
     "fnad_nn.data.SOURCES": "data set -> file -> (download addresses, SHA-256 of the file)",
+    # optax's type names, for annotations
+    "fnad_optim.OptState": "type name: an optimizer state (a pytree)",
+    "fnad_optim.Params": "type name: a params pytree",
+    "fnad_optim.Updates": "type name: an updates (gradients) pytree",
+    "fnad_optim.Schedule": "type name: a function `count -> value`",
+    "fnad_optim.ScalarOrSchedule": "type name: a number or a Schedule",
+    "fnad_optim.MaskOrFn": "type name: None, a pytree of bools, or a function of the params "
+                           "returning one",
+    "fnad_optim.ShouldSkipUpdateFunction": "type name: `(updates, gradient_step, params) -> "
+                                           "(should_skip, info)`",
+    "fnad_optim.TransformInitFn": "type name: `init(params) -> state`",
+    "fnad_optim.TransformUpdateFn": "type name: `update(updates, state, params=None) -> "
+                                    "(updates, state)`",
 }
 # What a function made by fnad.jit carries (set as attributes there, some without docstrings).
 JITTED = {
@@ -107,7 +120,7 @@ def namespace_lines(module):
         last_home = home
         if id(obj) in seen:
             lines.append(_entry(full, f"another name for `{seen[id(obj)]}`."))
-        elif callable(obj):
+        elif callable(obj) and full not in VALUES:  # typing names are callable too
             seen[id(obj)] = full
             lines.append(_entry(f"{full}{signature(obj)}", summary(obj)))
         else:
