@@ -22,9 +22,11 @@ _spec.loader.exec_module(import_graph)
 # `distributed` sits above `random` (process_key folds the process index into a key) and so
 # above `numpy` (its rules) and `_io` (its once-written checkpoints); nothing imports it but
 # the faces, and it imports neither `kernels` nor `scipy`.
+# `autograd` (autograd's API, issue 32) maps onto the transforms, `numpy` and `scipy`, so it
+# sits above them all; the faces do not import it (`import fnad.autograd` loads SciPy).
 RANK = {"_core": 0, "_ad": 1, "_batching": 1, "_io": 1, "_graph": 2, "_jit": 3, "lax": 4,
-        "numpy": 4, "random": 5, "kernels": 6, "scipy": 6, "distributed": 6}
-FACE_RANK = 7
+        "numpy": 4, "random": 5, "kernels": 6, "scipy": 6, "distributed": 6, "autograd": 7}
+FACE_RANK = 8
 CORE = ("_core", "_ad", "_batching", "_io", "_graph", "_jit")
 ARRAY_PACKAGES = ("numpy", "scipy", "kernels", "random")
 OPTIONAL = ("numba", "numexpr", "cupy", "cupyx", "mpi4py")  # may be imported where used
