@@ -16,6 +16,7 @@ from .builtins import isinstance as isinstance
 from .builtins import list as list
 from .builtins import tuple as tuple
 from .builtins import type as type
+from .core import primitive as primitive
 from .differential_operators import checkpoint as checkpoint
 from .differential_operators import deriv as deriv
 from .differential_operators import elementwise_grad as elementwise_grad
@@ -35,5 +36,4 @@ from .differential_operators import multigrad_dict as multigrad_dict
 from .differential_operators import tensor_jacobian_product as tensor_jacobian_product
 from .differential_operators import value_and_grad as value_and_grad
 from .differential_operators import vector_jacobian_product as vector_jacobian_product
-from .tracer import primitive as primitive
 from . import numpy as numpy

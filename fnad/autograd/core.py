@@ -4,6 +4,7 @@ fnad.vjp and fnad.jvp), autograd's rule registration (`defvjp`, `defvjp_argnum`,
 slots of fnad's primitives, `vspace`, and `primitive_vjps`/`primitive_jvps` as views of
 those slots. No trace of its own: everything runs on fnad's reverse and forward modes."""
 
+import warnings
 from collections import OrderedDict
 
 import fnad.numpy as fnp
@@ -17,11 +18,13 @@ from ._vspaces import DictVSpace as DictVSpace
 from ._vspaces import SequenceVSpace as SequenceVSpace
 from ._vspaces import VSpace as VSpace
 from ._vspaces import vspace as vspace
-from .util import subval
+from .tracer import primitive as _primitive
+from ._util import subval
 
 __all__ = ["make_vjp", "make_jvp", "vspace", "VSpace", "defvjp", "defvjp_argnum",
            "defvjp_argnums", "defjvp", "defjvp_argnum", "defjvp_argnums", "def_linear",
-           "primitive_vjps", "primitive_jvps", "SparseObject"]
+           "primitive_vjps", "primitive_jvps", "SparseObject", "primitive",
+           "primitive_with_deprecation_warnings"]
 
 
 def in_order_of(g, x):
@@ -196,3 +199,44 @@ class SparseObject:
     def __init__(self, vs, mut_add):
         raise TypeError("fnad.autograd: SparseObject cotangents are autograd-internal; return "
                         "a dense cotangent (e.g. fnad.numpy.at(zeros)[idx].add(g)).")
+
+
+# autograd's pre-1.2 API, kept there with deprecation warnings: `primitive(f)` gains the
+# methods `defvjp(vjp(g, ans, vs, gvs, *args), argnum=0)`, `defgrad(maker(ans, *args),
+# argnum=0)` and `defvjp_is_zero(argnums=(0,))`, each mapped onto `defvjp`.
+_MSG = ("{} is deprecated (autograd 1.2); write defvjp(fun, vjpmaker) with vjpmaker(ans, "
+        "*args) returning g -> cotangent (fnad.autograd.extend.defvjp).")
+
+
+def _staged(primitive_fun):
+    makers = {}
+
+    def register(argnum, maker, what):
+        warnings.warn(_MSG.format(what), DeprecationWarning, stacklevel=3)
+        makers[argnum] = maker
+        nums = sorted(makers)
+        defvjp(primitive_fun, *[makers[i] for i in nums], argnums=nums)
+
+    def defvjp_old(vjpfun, argnum=0):
+        def maker(ans, *args, **kwargs):
+            return lambda g: vjpfun(g, ans, vspace(args[argnum]), vspace(g), *args, **kwargs)
+        register(argnum, maker, "primitive.defvjp")
+
+    def defgrad(gradfun, argnum=0):
+        register(argnum, gradfun, "primitive.defgrad")
+
+    def defvjp_is_zero(argnums=(0,)):
+        for i in argnums:
+            register(i, None, "primitive.defvjp_is_zero")
+
+    return defvjp_old, defgrad, defvjp_is_zero
+
+
+def primitive_with_deprecation_warnings(f_raw):
+    """`primitive(f_raw)` with the deprecated registration methods attached."""
+    f = _primitive(f_raw)
+    f.defvjp, f.defgrad, f.defvjp_is_zero = _staged(f)
+    return f
+
+
+primitive = primitive_with_deprecation_warnings

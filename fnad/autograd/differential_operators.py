@@ -41,8 +41,14 @@ def _one_value(fname, fun, ans):
 
 @unary_to_nary
 def grad(fun, x):
-    """The gradient of `fun` (one real output value: 0-d, or any shape of size 1 as
-    autograd allows) with respect to argument `argnum`; it has the argument's type."""
+    """
+    Returns a function which computes the gradient of `fun` (one real output value: 0-d,
+    or any shape of size 1, as autograd allows) with respect to argument `argnum`. The
+    gradient has the argument's type (dicts in the argument's key order).
+
+    Example:
+      grad(lambda x: np.sum(np.tanh(x) ** 2))(np.ones(3))
+    """
     vjp, ans = _make_vjp(fun, x)
     return vjp(_one_value("grad", fun, ans).ones())
 

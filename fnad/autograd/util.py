@@ -1,21 +1,9 @@
-"""autograd.util's helpers: `subvals`, `subval`, `func`."""
+"""autograd.util on fnad: `subvals`, `subval`, `func`, and the deprecated
+`quick_grad_check`."""
 
-__all__ = ["subvals", "subval", "func"]
+from ._deprecated import quick_grad_check as quick_grad_check
+from ._util import func as func
+from ._util import subval as subval
+from ._util import subvals as subvals
 
-
-def subvals(x, ivs):
-    """The tuple `x` with `x[i] = v` for each `(i, v)` of `ivs`."""
-    out = list(x)
-    for i, v in ivs:
-        out[i] = v
-    return tuple(out)
-
-
-def subval(x, i, v):
-    """The tuple `x` with `x[i] = v`."""
-    return subvals(x, [(i, v)])
-
-
-def func(f):
-    """`f` itself (autograd's marker for functions used as values)."""
-    return f
+__all__ = ["subvals", "subval", "func", "quick_grad_check"]

@@ -3,7 +3,7 @@ that takes `argnum` (an int, or a tuple of ints for a tuple of arguments)."""
 
 import functools
 
-from .util import subvals
+from ._util import subvals
 
 __all__ = ["unary_to_nary", "wraps", "wrap_nary_f", "get_name", "get_doc"]
 
@@ -31,7 +31,8 @@ def wraps(fun, namestr="{fun}", docstr="{doc}", **kwargs):
 
 def wrap_nary_f(fun, op, argnum):
     return wraps(fun, "{op}_of_{fun}_wrt_argnum_{argnum}",
-                 "{op} of function {fun} with respect to argument number {argnum}.",
+                 "    {op} of function {fun} with respect to argument number {argnum}. Takes "
+                 "the same arguments as {fun} but returns the {op}.",
                  op=get_name(op), argnum=argnum)
 
 

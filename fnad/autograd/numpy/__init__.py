@@ -11,10 +11,13 @@ import numpy as _onp
 import fnad.numpy as _fnp
 
 from .._namespace import forwarding as _forwarding
+from ._extra import make_diagonal as make_diagonal
+from ._extra import where as where
 from . import fft as fft
 from . import linalg as linalg
 from . import random as random
 
+__version__ = _onp.__version__  # NumPy's, as autograd.numpy's
 __getattr__ = _forwarding(__name__, _fnp, _onp)
 
 
