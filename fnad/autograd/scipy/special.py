@@ -1,9 +1,7 @@
 """autograd.scipy.special on fnad: `fnad.scipy.special`, else SciPy's (untraced)."""
 
-import scipy.special as _sps
-
 import fnad.scipy.special as _fsp
 
 from .._namespace import forwarding as _forwarding
 
-__getattr__ = _forwarding(__name__, _fsp, _sps)
+__getattr__ = _forwarding(__name__, _fsp, "scipy.special")
