@@ -312,6 +312,8 @@ def test_fixed_point_gradient():
     sqrt = lambda a: fixed_point(newton_sqrt, a, 1.0, dist, 1e-12)
     onp.testing.assert_allclose(sqrt(2.0), onp.sqrt(2.0))
     onp.testing.assert_allclose(grad(sqrt)(2.0), 0.5 / onp.sqrt(2.0), rtol=1e-8)
+    # the second derivative is implicit too (the adjoint is itself a fixed_point), as autograd
+    onp.testing.assert_allclose(grad(grad(sqrt))(2.0), -0.25 * 2.0 ** -1.5, rtol=1e-8)
 
 
 def test_scipy_mappings():
