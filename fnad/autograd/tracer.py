@@ -42,24 +42,30 @@ class _BoxType(type):
 
 
 class Box(metaclass=_BoxType):
-    """autograd's Box: fnad's tracers are instances (`isinstance(x, Box)`). Registering a
-    type (`Box.register`) is accepted and changes nothing: fnad traces arrays and pytrees of
-    them. A Box subclass for a value type of your own (as autograd's rkhs example builds)
-    cannot be honoured; register the type as a pytree with `fnad.register_pytree_node`."""
+    """autograd's Box: fnad's tracers are instances (`isinstance(x, Box)`). `Box.register`
+    is accepted and changes nothing (fnad traces arrays and pytrees of them). A Box subclass
+    for a value type of your own (as autograd's rkhs example builds) cannot be honoured: its
+    `register` and its construction raise, saying to register the type as a pytree with
+    `fnad.register_pytree_node`."""
 
     types = set()
     type_mappings = {}
 
     def __init__(self, *args, **kwargs):
-        raise TypeError(
-            "fnad.autograd: a Box subclass (autograd's way of tracing a value type of your "
-            "own) has no effect in fnad, whose tracers wrap arrays only. Register the type as "
-            "a pytree (fnad.register_pytree_node) so transforms see its array leaves.")
+        raise TypeError(_own_box_message(type(self).__name__))
 
     @classmethod
     def register(cls, value_type):
+        if cls is not Box:  # a Box subclass for a value type of the user's own
+            raise TypeError(_own_box_message(f"{cls.__name__} (for {value_type.__name__})"))
         cls.types.add(cls)
         cls.type_mappings[value_type] = cls
+
+
+def _own_box_message(what):
+    return (f"fnad.autograd: the Box subclass {what} is autograd's way of tracing a value "
+            "type of your own; fnad's tracers wrap arrays only. Register the type as a pytree "
+            "(fnad.register_pytree_node) so that transforms see its array leaves.")
 
 
 _INTERNALS = {"trace": "fnad.vjp / fnad.jvp (each transform runs its own trace)",

@@ -261,6 +261,8 @@ def test_tracing_internals_name_the_fnad_way():
 
     with pytest.raises(TypeError, match="register_pytree_node"):
         MyBox(1.0, None, None)
+    with pytest.raises(TypeError, match="Box subclass MyBox"):
+        MyBox.register(dict)  # autograd's rkhs example registers its own value type so
 
 
 # ---------------------------------------------------------------- misc, scipy
