@@ -70,7 +70,7 @@ class JVPTrace(Trace):
             else:
                 t_out = add_cotangents(t_out, c)
         if not prim.multiple_results:
-            return JVPTracer(ans, t_out, self)
+            return JVPTracer(ans, _complex_if_complex(t_out, ans), self)
         outs = [JVPTracer(a, zeros_like_value(a) if t is None else t, self)
                 for a, t in zip(ans, t_out)]
         return tuple(outs) if isinstance(ans, tuple) else outs
@@ -108,6 +108,18 @@ class JVPTrace(Trace):
         out_flat, out_tree = tree_flatten(out)
         return tree_unflatten(out_tree, [JVPTracer(o, t, self) for o, t in
                                          zip(out_flat, tree_flatten(t_out)[0])])
+
+
+def _complex_if_complex(t, ans):
+    """A real tangent of a complex output is made complex (the tangent of promoting a real
+    value to complex, e.g. `g + 0j` in a VJP rule differentiated in forward mode, is the
+    promoted tangent): a tangent has its primal's dtype kind, as reverse mode's cotangents
+    have (reverse.py's `_real_if_real`)."""
+    t_dtype = getattr(t, "dtype", None)
+    if t_dtype is None or t_dtype.kind == "c":
+        return t
+    a_dtype = getattr(ans, "dtype", None)
+    return t + 0j if a_dtype is not None and a_dtype.kind == "c" else t
 
 
 def trace_forward(call, primals, tangents, in_tree, name):

@@ -109,6 +109,9 @@ SETTINGS = {s.name: s for s in [
     Setting("FNAD_DIST_JOIN_TIMEOUT", COUNT, 300, "distributed.initialize()",
             "seconds a process joining the MPI world waits for the others before it ends the "
             "job (a process on this machine that exited is seen at once); 0: wait forever"),
+    Setting("FNAD_AUTOGRAD_SDIST", PATH, None, "tests/compat/test_autograd_suite.py",
+            "autograd's source distribution (autograd-1.9.1.tar.gz) whose tests the compat "
+            "job runs against fnad.autograd; unset: fetched with pip download"),
 ]}
 
 # Variables that MPI launchers set in the processes they start: under any of them

@@ -232,6 +232,8 @@ def real_if_close(a, tol=100):
     """`fnp.real(a)` if every imaginary part of complex `a` is below `tol` (in machine
     epsilons when tol > 1), else `a` (numpy.real_if_close). The result's dtype depends on
     the values, so it reads them (not inside jit); the gradient flows through either way."""
+    if not hasattr(getval(a), "dtype"):  # a Python number: NumPy makes it an array first
+        a = fnp.asarray(a)
     if not iscomplexobj(a):
         return a
     v = getval(a)

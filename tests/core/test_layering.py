@@ -22,12 +22,14 @@ _spec.loader.exec_module(import_graph)
 # `distributed` sits above `random` (process_key folds the process index into a key) and so
 # above `numpy` (its rules) and `_io` (its once-written checkpoints); nothing imports it but
 # the faces, and it imports neither `kernels` nor `scipy`.
+# `autograd` (autograd's API, issue 32) maps onto the transforms, `numpy` and `scipy`, so it
+# sits above them all; the faces do not import it (`import fnad.autograd` loads SciPy).
 # `lax` sits above `numpy` (its operations are built from fnad.numpy's primitives) and below
 # `random` (whose samplers may loop with lax.while_loop, as JAX's gamma does).
 RANK = {"_core": 0, "_ad": 1, "_batching": 1, "_io": 1, "_graph": 2, "_jit": 3, "numpy": 4,
         "lax": 5, "random": 6, "kernels": 7, "scipy": 7, "distributed": 7,
-        "export": 7}
-FACE_RANK = 8
+        "export": 7, "autograd": 8}
+FACE_RANK = 9
 CORE = ("_core", "_ad", "_batching", "_io", "_graph", "_jit")
 ARRAY_PACKAGES = ("numpy", "scipy", "kernels", "random")
 OPTIONAL = ("numba", "numexpr", "cupy", "cupyx", "mpi4py",  # may be imported where used
