@@ -14,6 +14,7 @@ import functools
 import numpy as np
 
 from .._core.abstract import aval_of
+from .._core.settings import setting
 from .._core.tracer import Tracer, require_callable
 from .._core.tree import _registry, tree_flatten, tree_unflatten
 from .._graph.memory import output_copies
@@ -165,19 +166,20 @@ def unroll_of(unroll):
     return unroll
 
 
-def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0):
+def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0, fast_math=False):
     """The graph passes among `passes`, in order: unrolling of the scans whose length x body
     equations is at most `unroll` (0: none), constant folding, algebraic simplification,
     CSE, dead code, row fusion (with the numba backend), elementwise fusion (`fusion`: a
-    backend name, default the one set). ("inplace" is the compiler's: `compile_graph`.)"""
+    backend name, default the one set; `fast_math`: with fast math's approximations).
+    ("inplace" is the compiler's: `compile_graph`.)"""
     if unroll and "unroll" in passes:
         graph = unroll_scans(graph, unroll)
     for name, run in _GRAPH_PASSES:
         if name in passes:
             graph = run(graph)
     if "rows" in passes and (fusion or get_backend()) == "numba":
-        graph = fuse_rows(graph)
-    return fuse_elementwise(graph, fusion) if "fusion" in passes else graph
+        graph = fuse_rows(graph, fast_math=fast_math)
+    return fuse_elementwise(graph, fusion, fast_math) if "fusion" in passes else graph
 
 
 class _Entry:
@@ -185,9 +187,10 @@ class _Entry:
 
     __slots__ = ("graph", "optimized", "run", "build", "copies")
 
-    def __init__(self, graph, passes, unroll):
+    def __init__(self, graph, passes, unroll, fast_math=False):
         self.graph = graph
-        self.optimized = optimize_graph(graph, passes=passes, unroll=unroll)
+        self.optimized = optimize_graph(graph, passes=passes, unroll=unroll,
+                                        fast_math=fast_math)
         self.run = None if graph.captured else compile_graph(
             self.optimized, inplace="inplace" in passes, reference=graph)
         self.build = _builder(graph.out_tree)
@@ -222,6 +225,13 @@ class jit:  # used like a function, as in JAX
         its body's equations): such scans become their steps in the program, so the other
         passes work across steps; same bits. 0 (the default) keeps every scan. Runs when
         "unroll" is among the `optimize` passes.
+      fast_math: False (the default) keeps NumPy's bits. True (or FNAD_FAST_MATH=1 for
+        every jit) lets the compiled program trade them for speed: exp, tanh, log, erf
+        (float32) and expit join the fused numba kernels as vectorised approximations,
+        each within the error bound docs/jit.md states (a few ulps), negations join them
+        (NaN signs may differ from NumPy's), and fused row sums are reassociated. Only the
+        compiled program changes: grad(jit(f)), vmap and other transforms replay the
+        exact operations. Part of the compile-cache key.
 
     Returns:
       A callable with `fun`'s signature, returning new arrays wherever `fun` would.
@@ -233,14 +243,18 @@ class jit:  # used like a function, as in JAX
       step = fnad.jit(train_step)
       params, state, loss = step(params, state, batch)   # traced once, then replayed
       rnn = fnad.jit(rnn_loss, unroll=4000)              # its short scans unrolled
+      gelu = fnad.jit(tanh_gelu, fast_math=True)          # vectorised tanh, ~2 ulps
     """
 
     PASSES = PASSES
 
-    def __init__(self, fun, static_argnums=(), *, optimize=True, unroll=0):
+    def __init__(self, fun, static_argnums=(), *, optimize=True, unroll=0, fast_math=False):
         require_callable(fun, "jit")
         self.passes = passes_of(optimize)
         self.unroll = unroll_of(unroll)
+        if not isinstance(fast_math, (bool, np.bool_)):
+            raise TypeError(f"jit: fast_math must be True or False, got {fast_math!r}.")
+        self.fast_math = bool(fast_math)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = static_argnums
@@ -263,14 +277,15 @@ class jit:  # used like a function, as in JAX
             if isinstance(x, Tracer):
                 traced = True
             sig.append(_leaf_key(x, name, i))
-        key = (in_tree, static, tuple(sig))
+        fast = self.fast_math or bool(setting("FNAD_FAST_MATH"))
+        key = (in_tree, static, tuple(sig), fast)
         entry = self._cache.get(key)
         if entry is None:
             fun = self.fun
             graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw),
                                    [aval_of(x) for x in flat], in_tree, "jit")
             graph.name = self._name
-            entry = _Entry(graph, self.passes, self.unroll)
+            entry = _Entry(graph, self.passes, self.unroll, fast)
             if not graph.captured:  # a trace that closed over outer tracers is not reusable
                 self._cache[key] = entry
         return entry, flat, traced
