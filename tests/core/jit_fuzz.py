@@ -397,6 +397,27 @@ def rows(d):
         d.emit(d.choice(ROWS).format(a=a, c=c, s=d.scalar()), a)
 
 
+# recurrences whose weight GEMMs lax.scan hoists out of the loop (fnad/lax/_hoist.py): an
+# input projection x @ w and a recurrent c @ u, w traced (it depends on an input) so that
+# its gradient is one GEMM after the reverse loop; drawn only when asked for
+RECURRENCES = ("(fnp.tanh(x @ {w} + c @ {u}), c * 2.0)",
+               "(fnp.tanh(x @ {w}) + c @ {w} * 0.5, x @ {u})",
+               "(c @ {w} + x, fnp.tanh(x @ {w}))")
+
+
+def recurrences(d):
+    a = d.pick(ndim_min=2)
+    if a is None:
+        return
+    k, dt = np.shape(d.values[a])[-1], d.values[a].dtype.name
+    s = d.pick(exclude=(a,)) or a
+    w = d.emit(f"{d.const((k, k), dt)} * (1.0 + 0.1 * fnp.tanh(fnp.mean({s})))", s)
+    if w is not None:
+        body = d.choice(RECURRENCES).format(w=w, u=d.const((k, k), dt))
+        d.emit(f"lax.scan(lambda c, x: {body}, {a}[0], {a})" + d.choice(("[1]", "[0]")),
+               a, w)
+
+
 # fast math (docs/jit.md): smooth programs, so that the approximations (and reassociated
 # row sums) are their only difference from eager, within the stated bound
 FAST = ("fnp.tanh({a})", "fnp.exp(fnp.tanh({a}))", "fnp.log(fnp.abs({a}) + 1.0)",
@@ -437,6 +458,7 @@ FAMILIES = {
     "slices": (1, slices),
     "rows": (2, rows),
     "fast_math": (0, fast_math),
+    "recurrences": (0, recurrences),
 }
 
 SHAPES = ((4, 6), (3, 4, 5), (5, 5), (2, 3, 4), (7,))

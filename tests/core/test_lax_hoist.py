@@ -209,3 +209,17 @@ def _closed(f, *args):
     e = _scan_eqn(f, *args)
     nc = e.kwargs["num_consts"]
     return e.kwargs["body"], [None] * nc, nc, e.kwargs["num_carry"]
+
+
+def test_recurrence_programs_of_the_fuzzer():
+    # the fuzzer's recurrences (hoisted projections and weight gradients) under jit,
+    # jit(grad), grad(jit), vmap(jit) and jit(vmap), bit for bit, on NumPy's kernels and
+    # (one program) numba's
+    from tests.core import jit_fuzz
+    progs = (jit_fuzz.generate(seed, n_statements=3, families=["recurrences"])
+             for seed in range(40))
+    progs = [p for p in progs if "lax.scan(" in p.source()][:4]
+    assert len(progs) == 4
+    for k, prog in enumerate(progs):
+        backends = ["numpy"] + (["numba"] if k < 1 and "numba" in jit_fuzz.BACKENDS else [])
+        jit_fuzz.check_program(prog, backends=backends)
