@@ -21,7 +21,9 @@ type resolution picks (`ufunc.resolve_dtypes`, Python scalars weakly typed), wit
 casts. +, -, *, /, sqrt, comparisons, where and casts give the same bits as NumPy (so
 numba kernels are bit-identical); numexpr's transcendental functions (exp, tanh, ...) come
 from its own math library and may differ from NumPy's in the last bits. CuPy graphs are
-left unfused.
+left unfused. Under fast math (`fuse_elementwise(graph, fast_math=True)`, numba) exp, tanh,
+log, erf and expit join the kernels as approximations within docs/jit.md's bounds, and
+negations join them too.
 """
 
 import numpy as np

@@ -11,6 +11,10 @@ gives inf/nan where NumPy does instead of raising. A serial and a parallel (pran
 variant are made from one source (each compiled when first used); the parallel one runs
 from `PARALLEL_MIN` elements.
 
+Under fast math (`fnad.jit(f, fast_math=True)`) a numba kernel also computes exp, tanh, log,
+erf (float32) and expit by the vectorisable approximations of fnad/_jit/fastmath.py
+(`FAST_OPS`), imported by its module.
+
 numexpr: one precompiled `NumExpr` per output (inputs and Python scalars passed as
 variables of the exact dtype, so numexpr neither upcasts nor rewrites constants); later
 outputs read the earlier ones. Only float32/float64/bool operations with no casts.
