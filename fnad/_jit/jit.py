@@ -21,7 +21,8 @@ from .._graph.memory import output_copies
 from .compile import compile_graph
 from .fusion import fuse_elementwise, get_backend
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
-from .rows import fuse_rows
+from .remat import rematerialize
+from .rows import fast_step, fuse_rows
 from .simplify import simplify
 from .staging import split_static, trace_to_graph
 from .unroll import unroll_scans
@@ -170,14 +171,18 @@ def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0, fast_math=False)
     """The graph passes among `passes`, in order: unrolling of the scans whose length x body
     equations is at most `unroll` (0: none), constant folding, algebraic simplification,
     CSE, dead code, row fusion (with the numba backend), elementwise fusion (`fusion`: a
-    backend name, default the one set; `fast_math`: with fast math's approximations).
+    backend name, default the one set; `fast_math`: with fast math's approximations, and
+    their cheap chains recomputed by later readers, fnad/_jit/remat.py).
     ("inplace" is the compiler's: `compile_graph`.)"""
     if unroll and "unroll" in passes:
         graph = unroll_scans(graph, unroll)
     for name, run in _GRAPH_PASSES:
         if name in passes:
             graph = run(graph)
-    if "rows" in passes and (fusion or get_backend()) == "numba":
+    numba = (fusion or get_backend()) == "numba"
+    if fast_math and numba and {"rows", "fusion"} & set(passes):
+        graph = rematerialize(graph, fast_step)  # cheap chains recomputed where read again
+    if "rows" in passes and numba:
         graph = fuse_rows(graph, fast_math=fast_math)
     return fuse_elementwise(graph, fusion, fast_math) if "fusion" in passes else graph
 

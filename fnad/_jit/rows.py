@@ -32,7 +32,7 @@ from .fusion import _elementwise, replace_groups
 from .kernels import _numba_supports, fast_supports
 from .rowkernel import make_row_eqn, stat_shape
 
-__all__ = ["fuse_rows", "self_test", "row_groups"]
+__all__ = ["fuse_rows", "self_test", "row_groups", "fast_step"]
 
 _REDUCE = ("sum", "mean", "max", "min")
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
@@ -80,6 +80,11 @@ def _elem_types(e, fast=False):
         two = [a for a in e.args[1:] if type(a) in (int, float) and a == 2]
         return t if two and t[2].kind == "f" and self_test()[2] else None
     return t if _numba_supports(*t) or (fast and fast_supports(*t)) else None
+
+
+def fast_step(e):
+    """Whether a fast-math kernel computes `e` (a cheap elementwise step)."""
+    return _elem_types(e, True) is not None
 
 
 # --------------------------------------------------------------------------- groups

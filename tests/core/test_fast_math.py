@@ -196,8 +196,35 @@ def test_bad_fast_math_value():
 
 def test_transforms_replay_exact_ops():
     x = np.random.default_rng(5).standard_normal((32, 64))
-    loss = lambda x: fnp.sum(softmax(x) * gelu(x))  # noqa: E731
+    loss = lambda x: fnp.sum(softmax(x) * gelu(x))
     want = fnad.grad(loss)(x)
     assert fnad.grad(fnad.jit(loss, fast_math=True))(x).tobytes() == want.tobytes()
     got = fnad.jit(fnad.grad(loss), fast_math=True)(x)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_backward_recomputes_cheap_chains_instead_of_saving_them(monkeypatch):
+    from fnad._jit import remat
+    rng = np.random.default_rng(6)
+    w1 = (rng.standard_normal((32, 256)) * 0.1).astype(np.float32)
+    w2 = (rng.standard_normal((256, 32)) * 0.1).astype(np.float32)
+    x = rng.standard_normal((512, 32)).astype(np.float32)
+    g = fnad.grad(lambda w1, w2, x: fnp.sum(gelu(x @ w1) @ w2), (0, 1))
+
+    def plan(**kw):
+        gr = fnad.jit(g, **kw).graph(w1, w2, x)
+        kernels = [e for e in gr.eqns if e.prim.name == "fused_elementwise"]
+        return gr, [len(e.outvars) for e in kernels], gr.memory_plan().peak
+
+    gr, outs, peak = plan(fast_math=True)
+    assert any(n.startswith("remat:") for n in gr.notes)
+    assert outs == [1, 1]  # the forward kernel writes GELU(h) only; tanh(u) is recomputed
+    monkeypatch.setattr(remat, "MAX_CHAIN", 0)
+    gr0, outs0, peak0 = plan(fast_math=True)
+    assert not any(n.startswith("remat:") for n in gr0.notes) and outs0[0] > 1
+    assert peak < peak0
+    _, _, exact_peak = plan()
+    assert not any(n.startswith("remat:") for n in fnad.jit(g).graph(w1, w2, x).notes)
+    assert peak < exact_peak
+    for a, b in zip(fnad.jit(g, fast_math=True)(w1, w2, x), g(w1, w2, x)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * float(np.max(np.abs(b))))
