@@ -11,6 +11,8 @@ step under `jax.jit`). Issue 12's three workloads:
        AdamW (lr 1e-3, betas 0.9/0.95, weight decay 0.1 on every leaf)
   rnn  tanh RNN input 32, hidden 128, 50 time steps, batch 32, linear readout 128->10 of the
        last hidden state, MSE, Adam lr 1e-3
+  rnn_scan  the rnn with fnad's loss written over fnad.lax.scan as users write it (x_t @ W
+       and h @ U in the body, the jax peer's code), whose weight GEMMs scan hoists
 
 and issue 30's "GPT as users write it" (no hand NumPy step: its ratios are n/a):
 
@@ -32,7 +34,7 @@ runs on XLA's own thread pool, which it does not limit. Without jax, the table s
 the optimised program, fnad/_graph/memory.py) and, for every implementation, the peak RSS
 measured in a fresh process (benchmarks/_rss.py).
 
-Run: python benchmarks/steps.py [--only mlp,gpt,plain_gpt,rnn] [--repeats N] [--threads N]
+Run: python benchmarks/steps.py [--only mlp,gpt,plain_gpt,rnn,rnn_scan] [--repeats N] [--threads N]
      [--no-jit] [--no-torch] [--no-compile] [--no-jax] [--memory] [--markdown]
      [--quick]     (--quick: small sizes and few repeats, a smoke run)
 """
@@ -67,15 +69,17 @@ import _rss
 
 # jax.jit's median ms / hand NumPy's median ms in issue 12's reference measurement: shown
 # for reference, and the jit goal's bar, only when jax is not installed.
-JAX_RATIO = {"mlp": 0.78 / 1.09, "gpt": 105 / 166, "rnn": 1.92 / 2.75}
+JAX_RATIO = {"mlp": 0.78 / 1.09, "gpt": 105 / 166, "rnn": 1.92 / 2.75, "rnn_scan": 1.92 / 2.75}
 FULL = {"mlp": dict(sizes=(784, 256, 256, 10), batch=128, repeats=300),
         "gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
         "plain_gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
         "rnn": dict(d_in=32, hidden=128, steps=50, batch=32, d_out=10, repeats=150)}
+FULL["rnn_scan"] = FULL["rnn"]
 QUICK = {"mlp": dict(sizes=(64, 32, 32, 10), batch=16, repeats=3),
          "gpt": dict(d=32, heads=2, layers=1, context=16, batch=4, repeats=3),
          "plain_gpt": dict(d=32, heads=2, layers=1, context=16, batch=4, repeats=3),
          "rnn": dict(d_in=8, hidden=16, steps=10, batch=4, d_out=10, repeats=3)}
+QUICK["rnn_scan"] = QUICK["rnn"]
 VOCAB = 65
 
 
@@ -101,6 +105,21 @@ def mlp_loss(params, x, labels):
 def rnn_loss(params, xs, target):
     _, h_n = nn.rnn(params["rnn"], xs)
     return nn.mse_loss(nn.linear(params["out"], h_n[-1]), target)
+
+
+def rnn_scan_loss(params, xs, target):
+    """The tanh RNN as users write it over `fnad.lax.scan` (the jax peer's code): both weight
+    GEMMs inside the body, which scan hoists (docs/jit.md, "Recurrences")."""
+    fnp = fnad.numpy
+    cell = params["rnn"][0]
+
+    def body(h, x_t):
+        h = fnp.tanh(x_t @ cell["w_ih"] + cell["b_ih"] + h @ cell["w_hh"] + cell["b_hh"])
+        return h, None
+
+    h0 = fnp.zeros((xs.shape[0], cell["w_hh"].shape[0]), xs.dtype)
+    h, _ = fnad.lax.scan(body, h0, fnp.swapaxes(xs, 0, 1))
+    return nn.mse_loss(nn.linear(params["out"], h), target)
 
 
 def gpt_config(c, dtype=np.float32):
@@ -267,6 +286,15 @@ def rnn_workload(c, rng, dtype=np.float32):
                 jax=lambda jax: _jax_steps.rnn(jax, params, xs, target, lr))
 
 
+def rnn_scan_workload(c, rng, dtype=np.float32):
+    """`rnn` with fnad's loss written over `fnad.lax.scan` as users write it; the same peers."""
+    w = rnn_workload(c, rng, dtype)
+    opt = optim.adam(1e-3)
+    params = w["args"][0]
+    return dict(w, label=w["label"] + ", fnad as lax.scan(x_t @ W + h @ U)", loss=rnn_scan_loss,
+                step=make_step(rnn_scan_loss, opt), args=(params, opt.init(params)) + w["args"][2:])
+
+
 def plain_gpt_workload(c, rng, dtype=np.float32):
     params = _plain_gpt.init(VOCAB, c["d"], c["layers"], c["context"], dtype)
     ids = rng.integers(0, VOCAB, (c["batch"], c["context"]))
@@ -292,7 +320,7 @@ def plain_gpt_workload(c, rng, dtype=np.float32):
 
 
 WORKLOADS = {"mlp": mlp_workload, "gpt": gpt_workload, "plain_gpt": plain_gpt_workload,
-             "rnn": rnn_workload}
+             "rnn": rnn_workload, "rnn_scan": rnn_scan_workload}
 
 
 # --------------------------------------------------------------------------- running

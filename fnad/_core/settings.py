@@ -87,6 +87,10 @@ SETTINGS = {s.name: s for s in [
             "whole process, so freed arrays stay mapped to it (up to 1 GiB; docs/jit.md)"),
     Setting("FNAD_FUSION", _choice("numba", "numexpr", "numpy", "off"), None, "first jit trace",
             "jit's backend for fused elementwise kernels; unset: the fastest importable one"),
+    Setting("FNAD_FAST_MATH", FLAG, False, "each jit trace",
+            "fnad.jit's fast_math=True for every jitted function: vectorised approximations of "
+            "exp/tanh/log/erf/sigmoid and reassociated row sums in its kernels (error bounds "
+            "per op: docs/jit.md)"),
     Setting("FNAD_PARALLEL_MIN", COUNT, 1 << 62, "import",
             "elements from which fused numba kernels run their parallel (prange) variant; "
             "default: never"),

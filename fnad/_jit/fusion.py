@@ -21,7 +21,9 @@ type resolution picks (`ufunc.resolve_dtypes`, Python scalars weakly typed), wit
 casts. +, -, *, /, sqrt, comparisons, where and casts give the same bits as NumPy (so
 numba kernels are bit-identical); numexpr's transcendental functions (exp, tanh, ...) come
 from its own math library and may differ from NumPy's in the last bits. CuPy graphs are
-left unfused.
+left unfused. Under fast math (`fuse_elementwise(graph, fast_math=True)`, numba) exp, tanh,
+log, erf and expit join the kernels as approximations within docs/jit.md's bounds, and
+negations join them too.
 """
 
 import numpy as np
@@ -32,7 +34,7 @@ from .._core.tracer import Primitive
 from .._graph.graph import Graph
 from .._graph.ir import Eqn, Var, rebuild
 from .compile import compile_graph
-from .kernels import build, negates, supports
+from .kernels import FAST_OPS, build, negates, supports
 
 __all__ = ["fuse_elementwise", "fused_elementwise", "FusedKernel", "set_backend",
            "get_backend", "available_backends", "Step", "MIN_SIZE"]
@@ -112,10 +114,15 @@ def _operand_dtype(a):
     return np.asarray(a).dtype
 
 
-def _step_types(e):
-    """(op, loop dtypes, out dtype) of an elementwise equation, or None if not one."""
+def _step_types(e, fast=False):
+    """(op, loop dtypes, out dtype) of an elementwise equation, or None if not one (`fast`:
+    fnad.scipy.special's erf and expit on floats are elementwise steps too)."""
     prim, args, out = e.prim, e.args, e.outvars[0].aval
     impl = prim.impl
+    if (fast and prim.name in ("erf", "expit") and prim.name in FAST_OPS and len(args) == 1
+            and not e.kwargs and type(args[0]) is Var and args[0].aval.dtype == out.dtype
+            and out.dtype.kind == "f"):
+        return prim.name, (out.dtype,), out.dtype
     if isinstance(impl, np.ufunc):
         if impl.signature is not None or impl.nout != 1 or e.kwargs or len(args) != impl.nin:
             return None
@@ -135,9 +142,9 @@ def _step_types(e):
     return None
 
 
-def _elementwise(e, min_size=None):
+def _elementwise(e, min_size=None, fast=False):
     """The step types if `e` may join a cluster (NumPy arrays, supported dtypes, at least
-    `min_size` elements: default MIN_SIZE)."""
+    `min_size` elements: default MIN_SIZE; `fast`: fast math's steps too)."""
     if len(e.outvars) != 1 or e.prim.multiple_results:
         return None
     out = e.outvars[0].aval
@@ -158,7 +165,7 @@ def _elementwise(e, min_size=None):
                 return None
         else:
             return None
-    types = _step_types(e)
+    types = _step_types(e, fast)
     if types is None:
         return None
     if any(t not in FUSABLE_DTYPES for t in types[1]):
@@ -170,7 +177,8 @@ def _elementwise(e, min_size=None):
 class FusedKernel:
     """A fused cluster: `kernel(*inputs) -> tuple of outputs`, built by a backend."""
 
-    def __init__(self, steps, in_avals, outs, shape, backend):
+    def __init__(self, steps, in_avals, outs, shape, backend, fast=False):
+        self.fast = fast  # fast math: its transcendental steps are approximations
         self.fallback = None  # why the backend's kernel was replaced by NumPy's, if it was
         self.steps = steps
         self.in_avals = in_avals
@@ -178,7 +186,8 @@ class FusedKernel:
         self.shape = shape
         self.out_avals = [ShapedArray(shape, steps[j].out) for j in outs]
         self.backend = backend
-        self.name = f"fused_{backend}[{','.join(_short(s.op) for s in steps)}]"
+        self.name = (f"fused_{backend}{'_fast' if fast else ''}"
+                     f"[{','.join(_short(s.op) for s in steps)}]")
         self.__name__ = self.name
         self.run = None
         self.takes_out = backend == "numba"  # run(*xs, out=(buffer or None, ...))
@@ -263,7 +272,7 @@ def _clusters(graph, accept):
     return [sorted(c) for c in clusters.values() if len(c) > 1]
 
 
-def _make_kernel(graph, idx, types, used_outside, backend):
+def _make_kernel(graph, idx, types, used_outside, backend, fast=False):
     eqns = [graph.eqns[j] for j in idx]
     step_of = {e.outvars[0]: k for k, e in enumerate(eqns)}
     inputs, in_index = [], {}
@@ -287,7 +296,8 @@ def _make_kernel(graph, idx, types, used_outside, backend):
     shape = eqns[-1].outvars[0].aval.shape
     in_avals = [a.aval if type(a) is Var else ShapedArray(np.shape(a), np.asarray(a).dtype)
                 for a in inputs]
-    kernel = FusedKernel(steps, in_avals, outs, shape, backend)
+    kernel = FusedKernel(steps, in_avals, outs, shape, backend,
+                         fast and any(s.op in FAST_OPS for s in steps))
     graph_in = [a if type(a) is Var else Var(av) for a, av in zip(inputs, in_avals)]
     # the NumPy program of the steps (backend or fallback) reads constants through Vars
     remap = {id(a): v for a, v in zip(inputs, graph_in) if type(a) is not Var}
@@ -300,16 +310,20 @@ def _make_kernel(graph, idx, types, used_outside, backend):
     return Eqn(fused_elementwise, tuple(inputs), {"kernel": kernel}, outvars)
 
 
-def fuse_elementwise(graph, backend=None):
-    """`graph` with each cluster of elementwise equations replaced by one fused equation."""
+def fuse_elementwise(graph, backend=None, fast_math=False):
+    """`graph` with each cluster of elementwise equations replaced by one fused equation.
+    `fast_math` (numba): exp, tanh, log, erf and expit join the kernels as vectorised
+    approximations (fnad/_jit/fastmath.py), and negations join them too (their NaN signs
+    may then differ from NumPy's)."""
     backend = backend or get_backend()
     if backend == "off" or not graph.eqns:
         return graph
-    supports = _supports(backend)
+    fast = fast_math and backend == "numba"
+    supports = _supports(backend, fast)
     types = {}
 
     def accept(e):
-        t = _elementwise(e)
+        t = _elementwise(e, fast=fast)
         if t is None or not supports(e, *t):
             return False
         types[id(e)] = t
@@ -319,12 +333,13 @@ def fuse_elementwise(graph, backend=None):
     if not clusters:
         return graph
     eqns, done = replace_groups(
-        graph, clusters, lambda idx, used: _make_kernel(graph, idx, types, used, backend))
+        graph, clusters, lambda idx, used: _make_kernel(graph, idx, types, used, backend,
+                                                        fast))
     if not done:
         return graph
     fused_eqns = sum(len(idx) for idx in done)
-    note = (f"fusion ({backend}): {fused_eqns} elementwise equations into {len(done)} "
-            "kernels")
+    note = (f"fusion ({backend}{', fast math' if fast else ''}): {fused_eqns} elementwise "
+            f"equations into {len(done)} kernels")
     return rebuild(graph, eqns, note=note)
 
 
@@ -351,13 +366,13 @@ def replace_groups(graph, groups, make):
     return [replace.get(j, e) for j, e in enumerate(graph.eqns) if j not in drop], done
 
 
-def _supports(backend):
+def _supports(backend, fast=False):
     if backend == "numpy":
         return lambda e, op, loop, out: True
 
     def check(e, op, loop, out):
         args = e.args if op != "astype" else e.args[:1]
-        if backend == "numba" and negates(op, args, out):
+        if backend == "numba" and not fast and negates(op, args, out):
             return False
-        return supports(backend, op, [_operand_dtype(a) for a in args], loop, out)
+        return supports(backend, op, [_operand_dtype(a) for a in args], loop, out, fast)
     return check

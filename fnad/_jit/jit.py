@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from .._core.abstract import aval_of
+from .._core.settings import setting
 from .._core.tracer import Tracer, require_callable
 from .._core.tree import _registry, tree_flatten, tree_unflatten
 from .._graph.memory import output_copies
@@ -24,7 +25,8 @@ from .._core.fpcheck import checks_on, restate
 from . import fusion
 from .fusion import fuse_elementwise, get_backend
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
-from .rows import fuse_rows
+from .remat import rematerialize
+from .rows import fast_step, fuse_rows
 from .simplify import simplify
 from .staging import split_static, static_key, trace_to_graph
 from .unroll import unroll_scans
@@ -169,19 +171,24 @@ def unroll_of(unroll):
     return unroll
 
 
-def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0):
+def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0, fast_math=False):
     """The graph passes among `passes`, in order: unrolling of the scans whose length x body
     equations is at most `unroll` (0: none), constant folding, algebraic simplification,
     CSE, dead code, row fusion (with the numba backend), elementwise fusion (`fusion`: a
-    backend name, default the one set). ("inplace" is the compiler's: `compile_graph`.)"""
+    backend name, default the one set; `fast_math`: with fast math's approximations, and
+    their cheap chains recomputed by later readers, fnad/_jit/remat.py).
+    ("inplace" is the compiler's: `compile_graph`.)"""
     if unroll and "unroll" in passes:
         graph = unroll_scans(graph, unroll)
     for name, run in _GRAPH_PASSES:
         if name in passes:
             graph = run(graph)
-    if "rows" in passes and (fusion or get_backend()) == "numba":
-        graph = fuse_rows(graph)
-    return fuse_elementwise(graph, fusion) if "fusion" in passes else graph
+    numba = (fusion or get_backend()) == "numba"
+    if fast_math and numba and {"rows", "fusion"} & set(passes):
+        graph = rematerialize(graph, fast_step)  # cheap chains recomputed where read again
+    if "rows" in passes and numba:
+        graph = fuse_rows(graph, fast_math=fast_math)
+    return fuse_elementwise(graph, fusion, fast_math) if "fusion" in passes else graph
 
 
 class _Entry:
@@ -189,9 +196,10 @@ class _Entry:
 
     __slots__ = ("graph", "optimized", "run", "build", "copies")
 
-    def __init__(self, graph, passes, unroll):
+    def __init__(self, graph, passes, unroll, fast_math=False):
         self.graph = graph
-        self.optimized = optimize_graph(graph, passes=passes, unroll=unroll)
+        self.optimized = optimize_graph(graph, passes=passes, unroll=unroll,
+                                        fast_math=fast_math)
         self.run = None if graph.captured else compile_graph(
             self.optimized, inplace="inplace" in passes, reference=graph)
         self.build = _builder(graph.out_tree)
@@ -251,14 +259,15 @@ def _infer_statics(fun, nums, names):
     return nums, names
 
 
-def options_key(static_argnums, static_argnames, donate_argnums, passes, unroll):
+def options_key(static_argnums, static_argnames, donate_argnums, passes, unroll,
+                fast_math=False):
     """Everything besides the function that a jitted function's traces depend on, as one
     tuple: with the function it keys the traces that every `jit(fun, ...)` with the same
     options shares. A new option of jit is one more field here. The fusion backend and its
     size threshold, read when a trace is optimised, are part of it: a jit made after they
     change optimises afresh."""
-    return (static_argnums, static_argnames, donate_argnums, passes, unroll, get_backend(),
-            fusion.MIN_SIZE)
+    return (static_argnums, static_argnames, donate_argnums, passes, unroll, fast_math,
+            get_backend(), fusion.MIN_SIZE)
 
 
 # function -> {options_key: (traces by signature, traces by the fast key)}: `jit(f)(x)`
@@ -325,6 +334,13 @@ class jit:  # used like a function, as in JAX
         its body's equations): such scans become their steps in the program, so the other
         passes work across steps; same bits. 0 (the default) keeps every scan. Runs when
         "unroll" is among the `optimize` passes.
+      fast_math: False (the default) keeps NumPy's bits. True (or FNAD_FAST_MATH=1 for
+        every jit) lets the compiled program trade them for speed: exp, tanh, log, erf
+        (float32) and expit join the fused numba kernels as vectorised approximations,
+        each within the error bound docs/jit.md states (a few ulps), negations join them
+        (NaN signs may differ from NumPy's), and fused row sums are reassociated. Only the
+        compiled program changes: grad(jit(f)), vmap and other transforms replay the
+        exact operations. Part of the compile-cache key.
 
     Every jit of the same function with the same options shares its traces, so `jit(f)(x)`
     written inline traces once (`fnad.clear_caches()` forgets them all).
@@ -339,6 +355,7 @@ class jit:  # used like a function, as in JAX
       step = fnad.jit(train_step)
       params, state, loss = step(params, state, batch)   # traced once, then replayed
       rnn = fnad.jit(rnn_loss, unroll=4000)              # its short scans unrolled
+      gelu = fnad.jit(tanh_gelu, fast_math=True)          # vectorised tanh, ~2 ulps
     """
 
     PASSES = PASSES
@@ -349,10 +366,13 @@ class jit:  # used like a function, as in JAX
         return super().__new__(cls)
 
     def __init__(self, fun=None, static_argnums=(), *, static_argnames=(), donate_argnums=(),
-                 donate_argnames=(), optimize=True, unroll=0):
+                 donate_argnames=(), optimize=True, unroll=0, fast_math=False):
         require_callable(fun, "jit")
         self.passes = passes_of(optimize)
         self.unroll = unroll_of(unroll)
+        if not isinstance(fast_math, (bool, np.bool_)):
+            raise TypeError(f"jit: fast_math must be True or False, got {fast_math!r}.")
+        self.fast_math = bool(fast_math)
         functools.update_wrapper(self, fun)
         self.fun = fun
         nums, names = _infer_statics(fun, _ints(static_argnums, "static_argnums"),
@@ -366,7 +386,7 @@ class jit:  # used like a function, as in JAX
         self.optimize = optimize
         self._name = getattr(fun, "__name__", "function")
         self._cache, self._fast = _shared_caches(fun, options_key(
-            nums, names, self.donate_argnums, self.passes, self.unroll))
+            nums, names, self.donate_argnums, self.passes, self.unroll, self.fast_math))
         self._plain = not nums and not names
 
     def __get__(self, obj, objtype=None):  # a jitted method binds like a function
@@ -400,14 +420,15 @@ class jit:  # used like a function, as in JAX
             if isinstance(x, Tracer):
                 traced = True
             sig.append(_leaf_key(x, name, i))
-        key = (in_tree, static, kw_key, tuple(sig))
+        fast = self.fast_math or bool(setting("FNAD_FAST_MATH"))
+        key = (in_tree, static, kw_key, tuple(sig), fast)
         entry = self._cache.get(key)
         if entry is None:
             fun = self.fun
             graph = trace_to_graph(lambda *d, **kw: fun(*rebuild(d), **kw, **static_kw),
                                    [aval_of(x) for x in flat], in_tree, "jit")
             graph.name = self._name
-            entry = _Entry(graph, self.passes, self.unroll)
+            entry = _Entry(graph, self.passes, self.unroll, fast)
             if not graph.captured:  # a trace that closed over outer tracers is not reusable
                 self._cache[key] = entry
         return entry, flat, traced

@@ -11,6 +11,10 @@ gives inf/nan where NumPy does instead of raising. A serial and a parallel (pran
 variant are made from one source (each compiled when first used); the parallel one runs
 from `PARALLEL_MIN` elements.
 
+Under fast math (`fnad.jit(f, fast_math=True)`) a numba kernel also computes exp, tanh, log,
+erf (float32) and expit by the vectorisable approximations of fnad/_jit/fastmath.py
+(`FAST_OPS`), imported by its module.
+
 numexpr: one precompiled `NumExpr` per output (inputs and Python scalars passed as
 variables of the exact dtype, so numexpr neither upcasts nor rewrites constants); later
 outputs read the earlier ones. Only float32/float64/bool operations with no casts.
@@ -28,7 +32,7 @@ import numpy as np
 
 from .._core.settings import kernel_cache_dir, setting
 
-__all__ = ["supports", "build", "PARALLEL_MIN", "negates"]
+__all__ = ["supports", "build", "PARALLEL_MIN", "negates", "FAST_OPS"]
 
 # The parallel (prange) variant runs from this many elements: by default never (FNAD_PARALLEL_MIN
 # sets it). Measured on the 2-core CI machine under load, numba's OpenMP threads spin-wait
@@ -44,6 +48,12 @@ _FLOAT_OPS = frozenset((
     "add", "subtract", "multiply", "divide", "negative", "positive", "square", "sqrt",
     "absolute", "fabs", "maximum", "minimum", "fmax", "fmin", "reciprocal", "floor", "ceil",
     "trunc", "sign", "copysign"))
+# Under fast math (`fnad.jit(f, fast_math=True)`) these join numba kernels, computed by the
+# vectorisable approximations of fnad/_jit/fastmath.py (op -> its function's name there and
+# the dtypes it has; "erf" and "expit" are fnad.scipy.special's primitives)
+FAST_OPS = {"exp": ("exp", ("float32", "float64")), "tanh": ("tanh", ("float32", "float64")),
+            "log": ("log", ("float32", "float64")), "erf": ("erf", ("float32",)),
+            "expit": ("sigmoid", ("float32", "float64"))}
 _COMPARE = frozenset(("greater", "greater_equal", "less", "less_equal", "equal", "not_equal"))
 _INT_OPS = frozenset(("add", "subtract", "multiply", "negative", "maximum", "minimum",
                       "absolute"))
@@ -70,13 +80,20 @@ def negates(op, args, out):
             and math.copysign(1.0, first) < 0)
 
 
-def supports(backend, op, dtypes, loop, out):
-    """Whether `backend` can compute this step exactly as NumPy types it."""
+def supports(backend, op, dtypes, loop, out, fast=False):
+    """Whether `backend` can compute this step exactly as NumPy types it (`fast`: or, for
+    numba, by fast math's approximation)."""
     if backend == "numba":
-        return _numba_supports(op, loop, out)
+        return _numba_supports(op, loop, out) or (fast and fast_supports(op, loop, out))
     if backend == "numexpr":
         return _numexpr_supports(op, dtypes, loop, out)
     return False
+
+
+def fast_supports(op, loop, out):
+    """Whether fast math computes this step in a numba kernel (fnad/_jit/fastmath.py)."""
+    f = FAST_OPS.get(op)
+    return f is not None and out.name in f[1] and tuple(loop) == (out,)
 
 
 def _numba_supports(op, loop, out):
@@ -244,6 +261,8 @@ def _numba_source(kernel, kinds, two_d):
             expr = f"np.{_dtype_name(s.out)}({args[0]})"
         elif s.op in _NB_TEMPLATES:
             expr = _NB_TEMPLATES[s.op].format(*args, t=_dtype_name(s.out))
+        elif s.op in FAST_OPS:
+            expr = f"{fast_name(s.op, s.out)}({args[0]})"
         else:
             expr = f"np.{s.op}({', '.join(args)})"
         body.append(f"{ind}t{j} = {expr}")
@@ -254,7 +273,39 @@ def _numba_source(kernel, kinds, two_d):
                 "            i = r * C + c"]
     else:
         loop = ["    for i in prange(C):"]
-    return "\n".join(head + pre + loop + body) + "\n"
+    return "\n".join(fast_imports(s.op for s in steps) + head + pre + loop + body) + "\n"
+
+
+def fast_name(op, dtype):
+    """The fastmath.py function computing `op` in `dtype`: exp32, sigmoid64, ..."""
+    return f"{FAST_OPS[op][0]}{np.dtype(dtype).itemsize * 8}"
+
+
+def fast_imports(ops):
+    """The import line of a kernel module that calls fast math's functions (with the
+    digest of fastmath.py and rowlib.py: numba's disk cache checks a kernel's own file
+    only, so a kernel compiled against other helpers must get another file)."""
+    names = sorted({f"{FAST_OPS[op][0]}{b}" for op in ops if op in FAST_OPS
+                    for b in (32, 64)} & _FAST_FUNCS)
+    if not names:
+        return []
+    return [f"# fastmath {_helpers_digest()}",
+            f"from fnad._jit.fastmath import {', '.join(names)}"]
+
+
+_FAST_FUNCS = frozenset(("exp32", "exp64", "tanh32", "tanh64", "log32", "log64", "erf32",
+                         "sigmoid32", "sigmoid64"))
+_digest = []
+
+
+def _helpers_digest():
+    if not _digest:
+        h = hashlib.sha1()
+        for name in ("fastmath.py", "rowlib.py"):
+            with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
+                h.update(f.read())
+        _digest.append(h.hexdigest()[:16])
+    return _digest[0]
 
 
 _MODULE_HEAD = """# generated by fnad.jit (fnad/_jit/kernels.py): a fused elementwise kernel

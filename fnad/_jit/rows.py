@@ -29,10 +29,10 @@ import numpy as np
 from .._graph.ir import Var, rebuild
 from . import fusion
 from .fusion import _elementwise, replace_groups
-from .kernels import _numba_supports
+from .kernels import _numba_supports, fast_supports
 from .rowkernel import make_row_eqn, stat_shape
 
-__all__ = ["fuse_rows", "self_test", "row_groups"]
+__all__ = ["fuse_rows", "self_test", "row_groups", "fast_step"]
 
 _REDUCE = ("sum", "mean", "max", "min")
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
@@ -65,20 +65,26 @@ def _reduction(e):
     return tuple(x.shape), axes[0]
 
 
-def _elem_types(e):
-    """NumPy's loop types of an exact elementwise step numba computes, else None."""
+def _elem_types(e, fast=False):
+    """NumPy's loop types of an exact elementwise step numba computes (`fast`: or one fast
+    math approximates), else None."""
     if len(e.outvars) != 1 or e.prim.multiple_results:
         return None
     out = e.outvars[0].aval
     if out.ndim == 0 or out.xp is not np or out.weak_type or 0 in out.shape:
         return None
-    t = _elementwise(e, min_size=1)
+    t = _elementwise(e, min_size=1, fast=fast)
     if t is None:
         return None
     if t[0] == "power":  # x ** 2 is x * x where the self-test found NumPy's power so
         two = [a for a in e.args[1:] if type(a) in (int, float) and a == 2]
         return t if two and t[2].kind == "f" and self_test()[2] else None
-    return t if _numba_supports(*t) else None
+    return t if _numba_supports(*t) or (fast and fast_supports(*t)) else None
+
+
+def fast_step(e):
+    """Whether a fast-math kernel computes `e` (a cheap elementwise step)."""
+    return _elem_types(e, True) is not None
 
 
 # --------------------------------------------------------------------------- groups
@@ -125,14 +131,15 @@ def _join(e, types, live, S, p):
     return None
 
 
-def row_groups(graph):
-    """The groups of `graph` with a reduction at least, each a Group."""
+def row_groups(graph, fast=False):
+    """The groups of `graph` with a reduction at least, each a Group (`fast`: fast math's
+    steps may join them)."""
     groups, member = [], {}
     for j, e in enumerate(graph.eqns):
         ins = e.invars()
         read = {member[v] for v in ins if v in member}
         live = [g for g in read if not g.sealed]
-        types = _elem_types(e)
+        types = _elem_types(e, fast)
         fit = None
         if live:
             S = live[0].S
@@ -175,26 +182,29 @@ def row_groups(graph):
 
 
 # --------------------------------------------------------------------------- the pass
-def fuse_rows(graph):
+def fuse_rows(graph, fast_math=False):
     """`graph` with each row group replaced by one `fused_rows` equation (see the module
-    docstring); unchanged when numba is missing or NumPy fails the self-test."""
+    docstring); unchanged when numba is missing or NumPy fails the self-test. `fast_math`:
+    exp, tanh, log, erf and expit join the groups as fast math's approximations and sums
+    are reassociated (fnad/_jit/fastmath.py)."""
     if not graph.eqns:
         return graph
     ok, why, _ = self_test()
     if not ok:
         return rebuild(graph, graph.eqns, note=f"rows: off ({why})")
-    groups = row_groups(graph)
+    groups = row_groups(graph, fast_math)
     if not groups:
         return graph
     by_idx = {tuple(sorted(g.idx)): g for g in groups}
     eqns, done = replace_groups(graph, list(by_idx),
-                                lambda idx, used: make_row_eqn(graph, by_idx[idx], used))
+                                lambda idx, used: make_row_eqn(graph, by_idx[idx], used,
+                                                               fast_math))
     if not done:
         return graph
     fused = sum(len(idx) for idx in done)
     reductions = sum(len(by_idx[idx].reductions) for idx in done)
-    note = (f"rows: {fused} equations ({reductions} reductions) into {len(done)} "
-            "row kernels")
+    note = (f"rows{' (fast math)' if fast_math else ''}: {fused} equations ({reductions} "
+            f"reductions) into {len(done)} row kernels")
     return rebuild(graph, eqns, note=note)
 
 

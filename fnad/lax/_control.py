@@ -14,6 +14,7 @@ from .._ad.reverse import RevTracer
 from .._core.backend import array_module
 from .._graph.graph import Graph
 from .._graph.ir import Var
+from ._hoist import hoist_projections, project
 from ._graphs import close, out_avals, shared, trace_flat
 from ._prims import cond_p, scan_p, stacking_body, while_p
 from . import _batch as _lax_batch  # noqa: F401 - registers the batching rules
@@ -170,6 +171,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
                                                "the carry")
     init_flat = [_as_array(c, a, init_flat + xs_flat) for c, a in zip(init_flat, carry_avals)]
     body, consts = close(graph, "scan_body")
+    body, consts, kept, products = hoist_projections(body, consts, len(consts), nk)
+    # the input projections of every step, one GEMM each (fnad/lax/_hoist.py)
+    xs_flat = [xs_flat[m] for m in kept] + [project(mm, xs_flat[i], w) for mm, i, w in products]
     nc = len(consts)
     if _differentiated(consts + init_flat + xs_flat):
         body = stacking_body(body, nc, nk)

@@ -22,6 +22,7 @@ from .._graph.ir import Var
 from ._graphs import (as_arrays, cached, diff_flags, in_avals, is_float, jvp_graph, out_avals,
                       permuted, runner, derived, vjp_graph, zeros)
 from .._core.tracer import Primitive
+from ._hoist import stacked_product, weight_products, without_outputs
 
 __all__ = ["scan_p", "cond_p", "while_p", "stacking_body"]
 
@@ -91,7 +92,10 @@ def stacking_body(body, num_consts, num_carry):
 
 def _scan_bwd_body(body, nc, nk):
     """(consts; ct_consts_acc, ct_carry; carry_i, x_i, ct_y_i) -> (ct_consts_acc + ct of
-    this step, ct of the carry in; ct_x_i), floats only."""
+    this step, ct of the carry in; ct_x_i, factors), floats only, and the plan of the
+    constants whose cotangent `a_t^T @ g_t` is left to one GEMM after the loop (their
+    accumulators are left out; their factors not already stacked are the last ys):
+    fnad/lax/_hoist.py."""
     def make():
         ins, outs = in_avals(body), out_avals(body)
         nx = len(ins) - nc - nk
@@ -99,20 +103,40 @@ def _scan_bwd_body(body, nc, nk):
         fc, fk = _where(f_in[:nc]), _where(f_in[nc:nc + nk])
         fy = _where(f_out[nk:])
         vg = vjp_graph(body, f_in, f_out)
-        nfc, nfk = len(fc), len(fk)
+        plan = weight_products(vg, nc, nk, len(fc))
+        vg = without_outputs(vg, plan) if plan else vg
+        acc_of = [i for j, i in enumerate(fc) if j not in plan]
+        nfa, nfk = len(acc_of), len(fk)
 
         def fun(*flat):
-            consts, acc = flat[:nc], flat[nc:nc + nfc]
-            ct_k = flat[nc + nfc:nc + nfc + nfk]
-            rest = flat[nc + nfc + nfk:]
+            consts, acc = flat[:nc], flat[nc:nc + nfa]
+            ct_k = flat[nc + nfa:nc + nfa + nfk]
+            rest = flat[nc + nfa + nfk:]
             carry, x, ct_y = rest[:nk], rest[nk:nk + nx], rest[nk + nx:]
             cts = vg.run_flat([*consts, *carry, *x, *ct_k, *ct_y])
-            return [a + c for a, c in zip(acc, cts[:nfc])] + cts[nfc:]
+            return [a + c for a, c in zip(acc, cts[:nfa])] + cts[nfa:]
 
-        avals = (ins[:nc] + [ins[i] for i in fc] + [ins[nc + k] for k in fk] + ins[nc:]
+        avals = (ins[:nc] + [ins[i] for i in acc_of] + [ins[nc + k] for k in fk] + ins[nc:]
                  + [outs[nk + j] for j in fy])
-        return derived(fun, avals, body.name + "_bwd")
+        return derived(fun, avals, body.name + "_bwd"), plan
     return cached(body, ("scan_bwd", nc, nk), make)
+
+
+def _hoisted_cts(plan, res, ys_from, carries, xs):
+    """The hoisted constants' cotangents (fnad/lax/_hoist.py) by constant order, from the
+    reverse loop's stacked factor outputs `res[ys_from:]` and the forward's stacked carries
+    and inputs."""
+    out, k = {}, ys_from
+    for j in sorted(plan):
+        factors = []
+        for kind, i in plan[j][4:]:
+            if kind == "y":
+                factors.append(res[k])
+                k += 1
+            else:
+                factors.append(carries[i] if kind == "carry" else xs[i])
+        out[j] = stacked_product(plan[j][2], plan[j][3], *factors)
+    return out
 
 
 def _scan_vjp(g, ans, *ops, body, num_consts, num_carry, length, reverse):
@@ -130,12 +154,21 @@ def _scan_vjp(g, ans, *ops, body, num_consts, num_carry, length, reverse):
                              for a in out_avals(body)[len(g):])
     ins, outs = in_avals(body), out_avals(body)
     f_in, f_out = diff_flags(body), _flags(outs)
-    acc0 = [zeros(ins[i]) for i in _where(f_in[:nc])]
+    bwd, plan = _scan_bwd_body(body, nc, nk)
+    fc = _where(f_in[:nc])
+    acc0 = [zeros(ins[i]) for j, i in enumerate(fc) if j not in plan]
     ct_k = [_fit(g[k], outs[k]) for k in _where(f_in[nc:nc + nk])]
     ct_y = [_fit(g[nk + j], outs[nk + j]) for j in _where(f_out[nk:])]
-    res = scan_p.bind(*ops[:nc], *acc0, *ct_k, *carries, *ops[nc + nk:], *ct_y,
-                      body=_scan_bwd_body(body, nc, nk), num_consts=nc,
-                      num_carry=len(acc0) + len(ct_k), length=length, reverse=not reverse)
+    xs = ops[nc + nk:]
+    res = scan_p.bind(*ops[:nc], *acc0, *ct_k, *carries, *xs, *ct_y, body=bwd,
+                      num_consts=nc, num_carry=len(acc0) + len(ct_k), length=length,
+                      reverse=not reverse)
+    if plan:
+        n_x = sum(f_in[nc + nk:])
+        hoisted = _hoisted_cts(plan, res, len(acc0) + len(ct_k) + n_x, carries, xs)
+        accs = iter(res[:len(acc0)])
+        res = ([hoisted[j] if j in plan else next(accs) for j in range(len(fc))]
+               + list(res[len(acc0):]))
     return _scatter(len(ops), f_in, res)
 
 

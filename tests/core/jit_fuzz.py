@@ -16,7 +16,10 @@ checked on each fusion backend:
   grad(jit)  grad(jit(loss)) == grad(loss)
   vmap(jit)  vmap(jit(f)) == vmap(f);  jit(vmap)  jit(vmap(f)) == vmap(f)
 
-and `jit` again with each optimisation of `fnad.jit(f, optimize=...)` switched off. Every
+and `jit` again with each optimisation of `fnad.jit(f, optimize=...)` switched off. Programs of
+the `fast_math` family (smooth: exp, tanh, log, erf, expit, softmax rows; drawn only when
+asked for) go through `jit(fast)` and `jit(grad, fast)` (`fuzz_fast_math`): fnad.jit(...,
+fast_math=True) against eager within FAST_TOLERANCE (docs/jit.md, "Fast math"). Every
 jit unrolls the scans drawn (`unroll=UNROLL`), so the unroll pass is checked too.
 "Equal" is bit for bit (dtype, shape, every bit of every element; NaN where NaN, but not
 the NaN's sign, which IEEE 754 leaves open when an operation meets two NaNs of different
@@ -51,8 +54,8 @@ from fnad.scipy import special as fsp
 import fnad_nn as nn
 from fnad_nn import _fused as nnf
 
-__all__ = ["FAMILIES", "BACKENDS", "CHECKS", "Program", "generate", "check_program", "fuzz",
-           "FuzzFailure"]
+__all__ = ["FAMILIES", "BACKENDS", "CHECKS", "FAST_CHECKS", "Program", "generate",
+           "check_program", "fuzz", "fuzz_fast_math", "FuzzFailure"]
 
 BACKENDS = [b for b in ("numba", "numexpr", "numpy") if gf._importable(b)]
 # docs/jit.md: numexpr's transcendentals agree with NumPy to these, relative
@@ -394,7 +397,52 @@ def rows(d):
         d.emit(d.choice(ROWS).format(a=a, c=c, s=d.scalar()), a)
 
 
-# one line per family: name -> (weight, function)
+# recurrences whose weight GEMMs lax.scan hoists out of the loop (fnad/lax/_hoist.py): an
+# input projection x @ w and a recurrent c @ u, w traced (it depends on an input) so that
+# its gradient is one GEMM after the reverse loop; drawn only when asked for
+RECURRENCES = ("(fnp.tanh(x @ {w} + c @ {u}), c * 2.0)",
+               "(fnp.tanh(x @ {w}) + c @ {w} * 0.5, x @ {u})",
+               "(c @ {w} + x, fnp.tanh(x @ {w}))")
+
+
+def recurrences(d):
+    a = d.pick(ndim_min=2)
+    if a is None:
+        return
+    k, dt = np.shape(d.values[a])[-1], d.values[a].dtype.name
+    s = d.pick(exclude=(a,)) or a
+    w = d.emit(f"{d.const((k, k), dt)} * (1.0 + 0.1 * fnp.tanh(fnp.mean({s})))", s)
+    if w is not None:
+        body = d.choice(RECURRENCES).format(w=w, u=d.const((k, k), dt))
+        d.emit(f"lax.scan(lambda c, x: {body}, {a}[0], {a})" + d.choice(("[1]", "[0]")),
+               a, w)
+
+
+# fast math (docs/jit.md): smooth programs, so that the approximations (and reassociated
+# row sums) are their only difference from eager, within the stated bound
+FAST = ("fnp.tanh({a})", "fnp.exp(fnp.tanh({a}))", "fnp.log(fnp.abs({a}) + 1.0)",
+        "fsp.expit({a})", "fsp.erf({a})", "-fnp.exp(-fnp.abs({a}))",
+        "{a} * fnp.tanh({a} * 0.5) + 1.5",
+        "0.5 * {a} * (1.0 + fnp.tanh(0.7978845608 * ({a} + 0.044715 * {a} * {a} * {a})))",
+        "fnp.exp({a} - fnp.max({a}, axis=-1, keepdims=True))",
+        "{a} - fnp.log(fnp.sum(fnp.exp({a} - fnp.max({a}, axis=-1, keepdims=True)), "
+        "axis=-1, keepdims=True)) - fnp.max({a}, axis=-1, keepdims=True)",
+        "fnp.exp(-fnp.abs({a})) / fnp.sum(fnp.exp(-fnp.abs({a})), axis=-1, keepdims=True)",
+        "fnp.mean(fsp.expit({a}), axis=-1, keepdims=True) * {a}")
+
+
+def fast_math(d):
+    a = d.pick(ndim_min=1)
+    if a is None:
+        return
+    if d.rng.random() < 0.25:
+        b = d.pick(exclude=(a,)) or a
+        d.emit(d.choice(("{a} * {b}", "{a} + {b}", "{a} - {b}")).format(a=a, b=b), a, b)
+        return
+    d.emit(d.choice(FAST).format(a=a), a)
+
+
+# one line per family: name -> (weight, function); weight 0: only drawn when asked for
 FAMILIES = {
     "elementwise": (6, elementwise),
     "views": (2, views),
@@ -409,6 +457,8 @@ FAMILIES = {
     "layers": (2, layers),
     "slices": (1, slices),
     "rows": (2, rows),
+    "fast_math": (0, fast_math),
+    "recurrences": (0, recurrences),
 }
 
 SHAPES = ((4, 6), (3, 4, 5), (5, 5), (2, 3, 4), (7,))
@@ -418,8 +468,9 @@ def generate(seed, n_statements=8, families=None):
     """The program of `seed`: inputs, constants and about `n_statements` statements drawn
     from `families` (names; default all), with one to three outputs."""
     rng = np.random.default_rng(seed)
+    asked = families is not None
     families = list(families or FAMILIES)
-    weights = np.array([FAMILIES[f][0] for f in families], float)
+    weights = np.array([FAMILIES[f][0] or asked for f in families], float)
     shape = SHAPES[rng.integers(len(SHAPES))]
     dtype = "float32" if rng.random() < 0.3 else "float64"
     x1_shape = (shape, shape[1:], (1,) + shape[1:], shape[-1:])[rng.integers(4)]
@@ -488,12 +539,14 @@ def _mismatch(got, want, tol):
     return None
 
 
-def _tolerance(prog):
-    """docs/jit.md's numexpr tolerance per float dtype, widened to the loosest float dtype of
-    the program's values: a float32 transcendental cast to float64 keeps its float32 error."""
-    seen = [TOLERANCE[np.dtype(s.dtype)] for s in prog.stmts if np.dtype(s.dtype) in TOLERANCE]
+def _tolerance(prog, tolerance=TOLERANCE):
+    """docs/jit.md's numexpr (or fast math's) tolerance per float dtype, widened to the
+    loosest float dtype of the program's values: a float32 transcendental cast to float64
+    keeps its float32 error."""
+    seen = [tolerance[np.dtype(s.dtype)] for s in prog.stmts
+            if np.dtype(s.dtype) in tolerance]
     loosest = max(seen, default=0.0)
-    return {dt: max(t, loosest) for dt, t in TOLERANCE.items()}
+    return {dt: max(t, loosest) for dt, t in tolerance.items()}
 
 
 @contextlib.contextmanager
@@ -591,15 +644,37 @@ def _check_jit_vmap(prog, ns, passes, tol):
 CHECKS = {"jit": _check_jit, "jit(grad)": _check_jit_grad, "grad(jit)": _check_grad_jit,
           "vmap(jit)": _check_vmap_jit, "jit(vmap)": _check_jit_vmap}
 
+# fast math (docs/jit.md, "Fast math"): 4 ulps a step, compared normwise to 100 times that
+# (as numexpr's tolerance), for the fast_math family's programs
+FAST_TOLERANCE = {dt: 4 * float(np.finfo(dt).eps) for dt in TOLERANCE}
+
+
+def _check_fast_jit(prog, ns, passes, tol):
+    f, args = ns["f"], prog.args(ns)
+    return _mismatch(fnad.jit(f, optimize=passes, unroll=UNROLL, fast_math=True)(*args),
+                     f(*args), tol)
+
+
+def _check_fast_jit_grad(prog, ns, passes, tol):
+    loss, args = ns["loss"], prog.args(ns)
+    g = fnad.grad(loss, argnums=(0, 1))
+    return _mismatch(fnad.jit(g, optimize=passes, unroll=UNROLL, fast_math=True)(*args),
+                     g(*args), tol)
+
+
+FAST_CHECKS = {"jit(fast)": _check_fast_jit, "jit(grad, fast)": _check_fast_jit_grad}
+
 
 def _run_check(prog, check, backend, passes):
     """Why `check` fails on `prog` (a string), or None; an exception counts as a failure
     unless eager `f` raises too (a program the transforms cannot take is skipped)."""
     tol = _tolerance(prog) if backend == "numexpr" and prog.transcendental() else None
+    if check in FAST_CHECKS:
+        tol = _tolerance(prog, FAST_TOLERANCE)
     with _setting(backend):
         ns = prog.namespace()
         try:
-            return CHECKS[check](prog, ns, passes, tol)
+            return {**CHECKS, **FAST_CHECKS}[check](prog, ns, passes, tol)
         except Exception as e:  # reported with the program
             if _eager_raises(prog, ns, check):
                 return None
@@ -690,7 +765,12 @@ def reproduction(prog, check, backend, passes, why):
         "vmap(jit)": ("fnad.vmap(fnad.jit(f, **JIT), in_axes=(0, 0, 0, None))(*batched)",
                       "fnad.vmap(f, in_axes=(0, 0, 0, None))(*batched)"),
         "jit(vmap)": ("fnad.jit(fnad.vmap(f, in_axes=(0, 0, 0, None)), **JIT)(*batched)",
-                      "fnad.vmap(f, in_axes=(0, 0, 0, None))(*batched)")}[check]
+                      "fnad.vmap(f, in_axes=(0, 0, 0, None))(*batched)"),
+        "jit(fast)": ("fnad.jit(f, fast_math=True, **JIT)(x0, x1, i0, key)",
+                      "f(x0, x1, i0, key)"),
+        "jit(grad, fast)": ("fnad.jit(fnad.grad(loss, argnums=(0, 1)), fast_math=True, "
+                            "**JIT)(x0, x1, i0, key)",
+                            "fnad.grad(loss, argnums=(0, 1))(x0, x1, i0, key)")}[check]
     return (f"jit fuzz: check {check!r} on fusion backend {backend!r}, passes off: "
             f"{off or 'none'}: {why}\n--- reproduction (seed {prog.seed}) ---\n"
             "import numpy as np, fnad, fnad.numpy as fnp\nfrom fnad import lax\n"
@@ -718,6 +798,14 @@ def check_program(prog, backends=None, checks=None, passes_off=()):
                                    is not None)
                     why = _run_check(small, check, backend, passes) or why
                     raise FuzzFailure(reproduction(small, check, backend, passes, why))
+
+
+def fuzz_fast_math(seeds, n_statements=6):
+    """Programs of the fast_math family under jit(fast_math=True) and jit(grad,
+    fast_math=True), on numba's kernels, within FAST_TOLERANCE."""
+    for seed in seeds:
+        prog = generate(seed, n_statements, families=["fast_math"])
+        check_program(prog, ["numba"], list(FAST_CHECKS))
 
 
 def fuzz(seeds, n_statements=8, backends=None, checks=None, all_passes_off=False):

@@ -42,6 +42,19 @@ def test_fuzz_rows_family():
         jit_fuzz.check_program(prog, backends=["numba"], passes_off=("rows",))
 
 
+@pytest.mark.skipif("numba" not in jit_fuzz.BACKENDS, reason="numba is not installed")
+def test_fuzz_fast_math():
+    # the fast_math family under jit(fast_math=True) and jit(grad, fast_math=True), within
+    # docs/jit.md's bound (a few programs here, more with -m slow)
+    jit_fuzz.fuzz_fast_math(range(4))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("numba" not in jit_fuzz.BACKENDS, reason="numba is not installed")
+def test_fuzz_fast_math_many_programs():
+    jit_fuzz.fuzz_fast_math(range(100, 400), n_statements=8)
+
+
 @pytest.mark.slow
 def test_fuzz_many_programs():
     # thousands of programs, every optimisation switched off in turn for each
