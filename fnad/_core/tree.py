@@ -76,9 +76,11 @@ def register_dataclass(nodetype=None, data_fields=None, meta_fields=None, drop_f
         raise TypeError(f"register_dataclass({nodetype.__name__}): give both data_fields and "
                         "meta_fields, or neither (then they come from the dataclass fields).")
     data, meta = tuple(data_fields), tuple(meta_fields)
+    # no meta fields: aux None, as before, so a checkpoint stores the node as plain fields
     register_pytree_node(nodetype, lambda x: ([getattr(x, n) for n in data],
-                                              tuple(getattr(x, n) for n in meta)),
-                         lambda aux, c: nodetype(**dict(zip(data, c)), **dict(zip(meta, aux))))
+                                              tuple(getattr(x, n) for n in meta) or None),
+                         lambda aux, c: nodetype(**dict(zip(data, c)),
+                                                 **dict(zip(meta, aux or ()))))
     DATA_FIELDS[nodetype] = data
     return nodetype
 
