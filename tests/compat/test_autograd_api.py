@@ -340,6 +340,12 @@ def test_scipy_mappings():
     onp.testing.assert_allclose(y[:, 0], onp.exp(-2 * t), rtol=1e-6)
     with pytest.raises(TypeError, match="full_output"):
         odeint(lambda y, t: -y, onp.array([1.0]), t, full_output=True)
+    # SciPy's LSODA, differentiable by the adjoint method (autograd's odeint)
+    g = grad(lambda k: np.sum(odeint(lambda y, t, k: -k * y, onp.array([1.0]), t, (k,))))(2.0)
+    onp.testing.assert_allclose(g, onp.sum(-t * onp.exp(-2 * t)), rtol=1e-6)
+    check_grads(lambda y0, t: odeint(lambda y, s: -onp.array([[0.0, 1.0], [-1.0, 0.0]]) @ y
+                                     + 0.1 * np.sin(s), y0, t),
+                (0, 1), modes=["rev"], order=1)(onp.array([1.0, 0.5]), t)
 
 
 def test_rvs_draws_from_numpys_global_generator():

@@ -52,14 +52,15 @@ def convolve(A, B, axes=None, dot_axes=((), ()), mode="full"):
     A = fnp.pad(A, [(0, 0)] * lead_a + [(b - 1, b - 1) for b in nb])
     sum_a = list(range(len(keep_a), lead_a))
     sum_b = list(range(len(keep_b), lead_b))
-    out = 0
-    for k in itertools.product(*[range(b) for b in nb]):
-        # full[n] = sum_k A[n - k] B[k]; A is padded by nb - 1 in front
-        window = tuple(slice(s + b - 1 - ki, s + b - 1 - ki + size)
-                       for (s, size), b, ki in zip(ranges, nb, k))
-        a_k = A[(slice(None),) * lead_a + window]
-        b_k = B[(slice(None),) * lead_b + k]
-        out = out + fnp.tensordot(a_k, b_k, axes=(sum_a, sum_b))
+    # im2col: every offset k of B's window stacked on a last axis of A's shifted slices
+    # (full[n] = sum_k A[n - k] B[k]; A is padded by nb - 1 in front), then one tensordot
+    offsets = list(itertools.product(*[range(b) for b in nb]))
+    windows = fnp.stack([
+        A[(slice(None),) * lead_a + tuple(slice(s + b - 1 - ki, s + b - 1 - ki + size)
+                                          for (s, size), b, ki in zip(ranges, nb, k))]
+        for k in offsets], axis=-1)
+    B = fnp.reshape(B, tuple(B.shape[:lead_b]) + (len(offsets),))
+    out = fnp.tensordot(windows, B, axes=(sum_a + [windows.ndim - 1], sum_b + [lead_b]))
     # tensordot leaves A's kept axes, the convolved ones, then B's kept axes
     n_keep_a, n_conv = len(keep_a), len(conv_a)
     order = (list(range(n_keep_a)) + list(range(n_keep_a + n_conv, out.ndim))
