@@ -215,6 +215,11 @@ from ._losses import softmax_cross_entropy as softmax_cross_entropy
 from ._losses import (softmax_cross_entropy_with_integer_labels as
                       softmax_cross_entropy_with_integer_labels)
 from ._losses import squared_error as squared_error
+from ._monitoring import MonitorState as MonitorState
+from ._monitoring import SnapshotState as SnapshotState
+from ._monitoring import measure_with_ema as measure_with_ema
+from ._monitoring import monitor as monitor
+from ._monitoring import snapshot as snapshot
 from . import losses as losses
 from . import projections as projections
 from . import tree_utils as tree_utils
