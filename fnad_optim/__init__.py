@@ -187,6 +187,7 @@ from ._numerics import flatten as flatten
 from ._numerics import incremental_update as incremental_update
 from ._numerics import init_empty_state as init_empty_state
 from ._numerics import periodic_update as periodic_update
+from ._numerics import power_iteration as power_iteration
 from ._numerics import safe_increment as safe_increment
 from ._numerics import safe_int32_increment as safe_int32_increment
 from ._numerics import safe_norm as safe_norm

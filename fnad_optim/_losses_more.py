@@ -2,12 +2,16 @@
 
 import numpy as np
 
+import fnad
 import fnad.numpy as fnp
 from fnad.scipy.special import expit as _sigmoid
+from fnad.scipy.special import log_softmax as _log_softmax
 from fnad.scipy.special import softmax as _softmax
 
+from ._projections import _unit_simplex
+
 __all__ = ["dice_loss", "binary_dice_loss", "multiclass_generalized_dice_loss",
-           "sparsemax_loss"]
+           "sparsemax_loss", "multiclass_sparsemax_loss", "ranking_softmax_loss"]
 
 
 def _reduce(loss, reduction):
@@ -110,3 +114,54 @@ def sparsemax_loss(logits, labels):
     """
     logits = fnp.asarray(logits)
     return _sparse_plus(fnp.where(fnp.asarray(labels) != 0, -logits, logits))
+
+
+def _one_sparsemax_loss(scores, label):
+    proba = _unit_simplex(scores)
+    picked = fnp.take(scores, label)
+    shifted = fnp.where(fnp.arange(scores.shape[0]) == label, 0.0, scores - picked)
+    return (fnp.sum(proba * fnp.where(proba != 0, shifted, 0.0))
+            + 0.5 * (1.0 - fnp.sum(proba * proba)))
+
+
+def multiclass_sparsemax_loss(scores, labels):
+    """The multiclass sparsemax loss (Martins and Astudillo 2016) of integer `labels` under
+    `scores` (batch, classes), per example.
+
+    Example:
+      loss = multiclass_sparsemax_loss(scores, y).mean()
+    """
+    scores = fnp.asarray(scores)
+    if scores.ndim != 2:
+        raise ValueError(f"multiclass_sparsemax_loss: scores must be (batch, classes), got "
+                         f"shape {scores.shape}.")
+    return fnad.vmap(_one_sparsemax_loss)(scores, fnp.asarray(labels))
+
+
+def ranking_softmax_loss(logits, labels, *, where=None, weights=None, reduce_fn=fnp.mean):
+    """The listwise softmax cross entropy of ranking (relevance `labels` per item, the
+    items on the last axis), reduced over the lists by `reduce_fn` (None: per list).
+
+    Example:
+      loss = ranking_softmax_loss(scores, relevance)   # (lists, items)
+    """
+    logits = fnp.asarray(logits)
+    labels = fnp.astype(fnp.asarray(labels), fnp.result_type(logits))
+    if where is not None:
+        labels = fnp.where(where, labels, fnp.zeros_like(labels))
+        logits = fnp.where(where, logits, -np.inf)
+    if weights is not None:
+        labels = labels * weights
+    log_p = _log_softmax(logits, axis=-1)
+    if where is not None:  # masked items: -inf log probabilities, 0 labels, no term
+        log_p = fnp.where(where, log_p, fnp.zeros_like(log_p))
+    terms = labels * log_p
+    loss = -fnp.sum(terms, axis=-1)
+    any_item = None if where is None else fnp.any(where, axis=-1)
+    if reduce_fn is None:
+        return loss if any_item is None else fnp.where(any_item, loss, 0.0)
+    out = reduce_fn(loss) if any_item is None else reduce_fn(loss, where=any_item)
+    if reduce_fn is fnp.mean:  # a mean over no list is 0, not nan
+        valid = ~fnp.any(fnp.isnan(loss))
+        out = fnp.where(fnp.isnan(out) & valid, 0.0, out)
+    return out

@@ -152,12 +152,15 @@ SEG_CASES = {
     "binary_dice_loss": ((SEG_LOGITS[..., 0], SEG_TARGETS[..., 0]), {}),
     "multiclass_generalized_dice_loss": ((SEG_LOGITS, SEG_TARGETS), {}),
     "sparsemax_loss": ((3 * X, B01), {}),
+    "multiclass_sparsemax_loss": ((2 * X, INT), {}),
+    "ranking_softmax_loss": ((X, 3 * B01), {}),
+    "ranking_softmax_loss_masked": ((X, 3 * B01), {"where": W, "weights": P}),
 }
 
 
 @pytest.mark.parametrize("case", sorted(SEG_CASES))
 def test_segmentation_and_sparsemax_losses_match_optax(case):
-    name = case.replace("_tversky", "")
+    name = case.replace("_tversky", "").replace("_masked", "")
     args, kwargs = SEG_CASES[case]
     np.testing.assert_allclose(np.asarray(getattr(fl, name)(*args, **kwargs)),
                                np.asarray(getattr(optax.losses, name)(*args, **kwargs)),

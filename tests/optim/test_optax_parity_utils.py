@@ -115,3 +115,17 @@ def test_scale_gradient():
 def test_flatten_matches_optax():
     from tests.optim.optax_steps import run_parity
     run_parity(fo.flatten(fo.adam(1e-2)), optax.flatten(optax.adam(1e-2)), steps=10)
+
+
+def test_power_iteration_matches_optax():
+    m = R.normal(size=(5, 5))
+    m = m @ m.T
+    v0 = R.normal(size=5)
+    lam, v = fo.power_iteration(m, v0=v0, num_iters=500, error_tolerance=1e-12)
+    lam2, v2 = optax.power_iteration(m, v0=v0, num_iters=500, error_tolerance=1e-12)
+    np.testing.assert_allclose(float(lam), float(lam2), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(v), np.asarray(v2), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(float(lam), np.linalg.eigvalsh(m)[-1], rtol=1e-10)
+    tree_lam, _ = fo.power_iteration(lambda t: {"x": m @ t["x"]}, v0={"x": v0}, num_iters=500,
+                                     error_tolerance=1e-12)
+    np.testing.assert_allclose(float(tree_lam), float(lam), rtol=1e-12)
