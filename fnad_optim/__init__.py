@@ -6,6 +6,9 @@ An optimizer is a `GradientTransformation(init, update)`: `init(params) -> state
 `chain`s of transforms; `apply_updates` adds the updates to the params.
 Data-parallel training across processes: `data_parallel(opt)` averages the gradients
 (bucketed) before `opt`; `shard_state=True` keeps 1/N of the optimizer state per process.
+optax's further names live here too (parameter groups, `inject_hyperparams`, adafactor and
+the other optimizers), and its namespaces as `fnad_optim.losses`, `fnad_optim.schedules`,
+`fnad_optim.tree_utils` and `fnad_optim.projections` (docs/optim.md lists every optax name).
 
 Example:
   opt = fnad_optim.adamw(fnad_optim.warmup_cosine_decay_schedule(0.0, 1e-3, 100, 1000))
