@@ -224,6 +224,7 @@ from ._monitoring import SnapshotState as SnapshotState
 from ._monitoring import measure_with_ema as measure_with_ema
 from ._monitoring import monitor as monitor
 from ._monitoring import snapshot as snapshot
+from ._multisteps import MultiSteps as MultiSteps
 from . import losses as losses
 from . import projections as projections
 from . import tree_utils as tree_utils
