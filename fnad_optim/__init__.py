@@ -225,6 +225,8 @@ from ._monitoring import measure_with_ema as measure_with_ema
 from ._monitoring import monitor as monitor
 from ._monitoring import snapshot as snapshot
 from ._multisteps import MultiSteps as MultiSteps
+from ._linalg import multi_normal as multi_normal
+from ._linalg import nnls as nnls
 from . import losses as losses
 from . import projections as projections
 from . import tree_utils as tree_utils

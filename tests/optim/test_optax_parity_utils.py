@@ -129,3 +129,25 @@ def test_power_iteration_matches_optax():
     tree_lam, _ = fo.power_iteration(lambda t: {"x": m @ t["x"]}, v0={"x": v0}, num_iters=500,
                                      error_tolerance=1e-12)
     np.testing.assert_allclose(float(tree_lam), float(lam), rtol=1e-12)
+
+
+@pytest.mark.parametrize("cols", [None, 2])
+def test_nnls_matches_optax(cols):
+    a = R.normal(size=(6, 4))
+    b = R.normal(size=(6,) if cols is None else (6, cols))
+    x = fo.nnls(a, b, iters=200)
+    np.testing.assert_allclose(np.asarray(x), np.asarray(optax.nnls(a, b, iters=200)),
+                               rtol=1e-9, atol=1e-12)
+    assert np.all(np.asarray(x) >= 0)
+
+
+def test_multi_normal_matches_optax():
+    loc, log_scale = R.normal(size=3), 0.3 * R.normal(size=3)
+    ours, theirs = fo.multi_normal(loc, log_scale), optax.multi_normal(loc, log_scale)
+    x = R.normal(size=(5, 3))
+    np.testing.assert_allclose(np.asarray(ours.log_prob(x)), np.asarray(theirs.log_prob(x)),
+                               rtol=1e-12)
+    draws = np.asarray(ours.sample((20000,), fnad.random.PRNGKey(1)))
+    assert draws.shape == (20000, 3)
+    np.testing.assert_allclose(draws.std(0), np.exp(log_scale), rtol=0.05)
+    assert [np.asarray(p).shape for p in ours.params] == [(3,), (3,)]
