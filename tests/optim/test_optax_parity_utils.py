@@ -151,3 +151,26 @@ def test_multi_normal_matches_optax():
     assert draws.shape == (20000, 3)
     np.testing.assert_allclose(draws.std(0), np.exp(log_scale), rtol=0.05)
     assert [np.asarray(p).shape for p in ours.params] == [(3,), (3,)]
+
+
+def test_tree_get_and_set_match_optax():
+    params = {"w": np.ones((2, 2)), "b": np.zeros(2)}
+    ours = fo.inject_hyperparams(fo.adam)(learning_rate=1e-2).init(params)
+    theirs = optax.inject_hyperparams(optax.adam)(learning_rate=1e-2).init(params)
+    for key in ("learning_rate", "b1", "mu", "ScaleByAdamState"):
+        _same(ft.tree_get(ours, key), optax.tree_utils.tree_get(theirs, key))
+    with pytest.raises(KeyError, match="tree_get: found 2 values named 'count'"):
+        ft.tree_get(ours, "count")
+    assert ft.tree_get(ours, "nope", default=3) == 3
+    counts = ft.tree_get_all_with_path(ours, "count")
+    assert [tuple(map(str, p)) for p, _ in counts] == [
+        ("InjectStatefulHyperparamsState.count",),
+        ("InjectStatefulHyperparamsState.inner_state", "0", "ScaleByAdamState.count")]
+    new = ft.tree_set(ours, learning_rate=np.asarray(5e-3))
+    new_theirs = optax.tree_utils.tree_set(theirs, learning_rate=jax.numpy.asarray(5e-3))
+    _same(new, new_theirs)
+    assert type(new) is type(ours) and float(new.hyperparams["learning_rate"]) == 5e-3
+    only_inner = ft.tree_set(ours, lambda path, v: len(path) > 1, count=np.asarray(7))
+    assert int(only_inner.count) == 0 and int(only_inner.inner_state[0].count) == 7
+    with pytest.raises(KeyError, match="tree_set: found no value named 'nope'"):
+        ft.tree_set(ours, nope=1)
