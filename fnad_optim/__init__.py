@@ -6,6 +6,9 @@ An optimizer is a `GradientTransformation(init, update)`: `init(params) -> state
 `chain`s of transforms; `apply_updates` adds the updates to the params.
 Data-parallel training across processes: `data_parallel(opt)` averages the gradients
 (bucketed) before `opt`; `shard_state=True` keeps 1/N of the optimizer state per process.
+optax's further names live here too (parameter groups, `inject_hyperparams`, adafactor and
+the other optimizers), and its namespaces as `fnad_optim.losses`, `fnad_optim.schedules`,
+`fnad_optim.tree_utils` and `fnad_optim.projections` (docs/optim.md lists every optax name).
 
 Example:
   opt = fnad_optim.adamw(fnad_optim.warmup_cosine_decay_schedule(0.0, 1e-3, 100, 1000))
@@ -187,6 +190,7 @@ from ._numerics import flatten as flatten
 from ._numerics import incremental_update as incremental_update
 from ._numerics import init_empty_state as init_empty_state
 from ._numerics import periodic_update as periodic_update
+from ._numerics import power_iteration as power_iteration
 from ._numerics import safe_increment as safe_increment
 from ._numerics import safe_int32_increment as safe_int32_increment
 from ._numerics import safe_norm as safe_norm
@@ -215,6 +219,14 @@ from ._losses import softmax_cross_entropy as softmax_cross_entropy
 from ._losses import (softmax_cross_entropy_with_integer_labels as
                       softmax_cross_entropy_with_integer_labels)
 from ._losses import squared_error as squared_error
+from ._monitoring import MonitorState as MonitorState
+from ._monitoring import SnapshotState as SnapshotState
+from ._monitoring import measure_with_ema as measure_with_ema
+from ._monitoring import monitor as monitor
+from ._monitoring import snapshot as snapshot
+from ._multisteps import MultiSteps as MultiSteps
+from ._linalg import multi_normal as multi_normal
+from ._linalg import nnls as nnls
 from . import losses as losses
 from . import projections as projections
 from . import tree_utils as tree_utils

@@ -7,17 +7,21 @@ from typing import Any, Callable, NamedTuple, Protocol
 import numpy as np
 
 import fnad
+import fnad.lax as flax
 import fnad.numpy as fnp
+import fnad.random as frandom
 
 from ._base import EmptyState, GradientTransformation, ScheduleState, inc_count
 from ._transforms import ScaleByAdagradState, ScaleByStddevState
-from ._tree_utils import (tree_bias_correction, tree_update_infinity_moment,
-                          tree_update_moment, tree_update_moment_per_elem_norm)
+from ._tree_utils import (tree_bias_correction, tree_norm, tree_scale, tree_sub,
+                          tree_update_infinity_moment, tree_update_moment,
+                          tree_update_moment_per_elem_norm, tree_vdot)
 
 __all__ = ["safe_norm", "safe_root_mean_squares", "safe_increment", "safe_int32_increment",
            "bias_correction", "update_moment", "update_infinity_moment",
            "update_moment_per_elem_norm", "init_empty_state", "scale_gradient",
-           "incremental_update", "periodic_update", "flatten", "AdaptiveGradClipState",
+           "incremental_update", "periodic_update", "flatten", "power_iteration",
+           "AdaptiveGradClipState",
            "AddDecayedWeightsState", "ClipByGlobalNormState", "ClipState", "ScaleState",
            "ScaleByTrustRatioState", "ScaleByScheduleState", "ScaleByRssState",
            "ScaleByRStdDevState", "OptState", "Params", "Updates",
@@ -171,6 +175,58 @@ def periodic_update(new_tensors, old_tensors, steps, update_period):
     """
     now = fnp.asarray(steps) % update_period == 0
     return fnad.tree_map(lambda n, o: fnp.where(now, n, o), new_tensors, old_tensors)
+
+
+def _normalized(tree):
+    return tree_scale(1.0 / tree_norm(tree), tree)
+
+
+def power_iteration(matrix, *, v0=None, num_iters=100, error_tolerance=1e-6, precision=None,
+                    key=None):
+    """The dominant eigenvalue and its unit eigenvector of a symmetric matrix, or of a
+    linear map (a function of a pytree `v0`), by power iteration until the residual
+    `||A v - lambda v|| / |lambda|` is below `error_tolerance` or `num_iters` steps.
+
+    Args:
+      matrix: a square array, or a function computing the matrix-vector product.
+      v0: the starting vector (needed with a function; default: uniform in [-1, 1) drawn
+        with fnad.random from `key`).
+      precision: accepted for optax's signature; NumPy products are exact float64.
+
+    Returns:
+      `(eigenvalue, eigenvector)`.
+
+    Example:
+      lam, v = power_iteration(hessian_matrix)
+    """
+    if callable(matrix):
+        mvp = matrix
+        if v0 is None:
+            raise ValueError("power_iteration: pass v0 when matrix is a function.")
+    else:
+        matrix = fnp.asarray(matrix)
+        mvp = lambda v: matrix @ v
+        if v0 is None:
+            key = frandom.PRNGKey(0) if key is None else key
+            v0 = frandom.uniform(key, matrix.shape[-1:], dtype=matrix.dtype, minval=-1.0,
+                                 maxval=1.0)
+    v0 = _normalized(v0)
+
+    def cond(state):
+        vec, z, eig, i = state
+        residual = tree_norm(tree_sub(z, tree_scale(eig, vec)))
+        return fnp.logical_and(~(fnp.abs(residual / eig) < error_tolerance), i < num_iters)
+
+    def body(state):
+        _, z, _, i = state
+        vec = _normalized(z)
+        z = mvp(vec)
+        return vec, z, tree_vdot(vec, z), i + 1
+
+    init = (v0, mvp(v0), fnp.asarray(0.0), fnp.asarray(0))
+    with np.errstate(divide="ignore", invalid="ignore"):  # the first residual / 0
+        _, z, eig, _ = flax.while_loop(cond, body, init)
+    return eig, _normalized(z)
 
 
 class _Raveled(NamedTuple):

@@ -21,13 +21,14 @@ class MaskedState(NamedTuple):
 
 
 class MultiStepsState(NamedTuple):
-    """Calls since the last inner step, inner steps taken, the inner state and the
-    accumulated grads."""
+    """Calls since the last inner step, inner steps taken, the inner state, the
+    accumulated grads, and what `MultiSteps`' should_skip_update_fn reported (() if none)."""
 
     mini_step: Any
     gradient_step: Any
     inner_opt_state: Any
     acc_grads: Any
+    skip_state: Any = ()
 
 
 class ApplyIfFiniteState(NamedTuple):

@@ -1,5 +1,12 @@
 """optax.losses' names: per-example losses written with fnad.numpy (see `_losses.py`)."""
 
+from ._losses_more import binary_dice_loss as binary_dice_loss
+from ._losses_more import dice_loss as dice_loss
+from ._losses_more import (multiclass_generalized_dice_loss as
+                           multiclass_generalized_dice_loss)
+from ._losses_more import multiclass_sparsemax_loss as multiclass_sparsemax_loss
+from ._losses_more import ranking_softmax_loss as ranking_softmax_loss
+from ._losses_more import sparsemax_loss as sparsemax_loss
 from ._losses import convex_kl_divergence as convex_kl_divergence
 from ._losses import cosine_distance as cosine_distance
 from ._losses import cosine_similarity as cosine_similarity

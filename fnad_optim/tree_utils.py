@@ -1,5 +1,9 @@
 """optax.tree_utils' names: arithmetic on pytrees (see `_tree_utils.py`)."""
 
+from ._tree_paths import NamedTupleKey as NamedTupleKey
+from ._tree_paths import tree_get as tree_get
+from ._tree_paths import tree_get_all_with_path as tree_get_all_with_path
+from ._tree_paths import tree_set as tree_set
 from ._tree_utils import tree_add as tree_add
 from ._tree_utils import tree_add_scale as tree_add_scale
 from ._tree_utils import tree_allclose as tree_allclose

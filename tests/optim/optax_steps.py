@@ -42,7 +42,33 @@ def run_parity(ours, theirs, *, steps=50, seed=0, jit=False, rtol=1e-10, atol=1e
                 err_msg=f"step {step}, leaf {key}")
         p1 = fo.apply_updates(p1, u1)
         p2 = optax.apply_updates(p2, u2)
+    compare_states(s1, s2, rtol=rtol, atol=atol)
     return s1, s2
+
+
+def compare_states(ours, theirs, rtol=1e-10, atol=1e-12, where="state"):
+    """Compare two optimizer states by name: NamedTuple fields and dict keys both have,
+    tuples item by item, arrays of equal shape; parts only one side has (fnad's extra step
+    counts, optax's masked placeholders) are passed over. Returns the arrays compared."""
+    if hasattr(ours, "_fields") and hasattr(theirs, "_fields"):
+        common = [f for f in ours._fields if f in theirs._fields]
+        return sum(compare_states(getattr(ours, f), getattr(theirs, f), rtol, atol,
+                                  f"{where}.{f}") for f in common)
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        return sum(compare_states(ours[k], theirs[k], rtol, atol, f"{where}[{k!r}]")
+                   for k in ours if k in theirs)
+    if isinstance(ours, (tuple, list)) and isinstance(theirs, (tuple, list)):
+        if len(ours) != len(theirs):
+            return 0
+        return sum(compare_states(a, b, rtol, atol, f"{where}[{i}]")
+                   for i, (a, b) in enumerate(zip(ours, theirs)))
+    if not hasattr(ours, "shape") and not isinstance(ours, (int, float, bool)):
+        return 0
+    a, b = np.asarray(ours), np.asarray(theirs)
+    if a.shape != b.shape or a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
+        return 0
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=where)
+    return 1
 
 
 def modes(names, fast_jit):

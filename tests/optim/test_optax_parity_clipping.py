@@ -111,3 +111,27 @@ def test_sharding_accepts_coordinatewise_transforms():
         u, _ = tx.update(params, tx.init(params), params)
         want, _ = opt.update(params, opt.init(params), params)
         np.testing.assert_array_equal(u["w"], want["w"])
+
+
+def _nan_every_fifth(rng, params, step):
+    g = {k: np.asarray(0.5 * v + rng.normal(size=np.shape(v))) for k, v in params.items()}
+    if step % 5 == 2:
+        g["w"] = g["w"].copy()
+        g["w"][0, 0] = np.nan
+    return g
+
+
+@pytest.mark.parametrize("mean", [True, False])
+def test_multisteps_matches_optax(mean):
+    def build(lib):
+        return lib.MultiSteps(lib.adam(1e-2), lambda step: 2 + step % 3, use_grad_mean=mean,
+                              should_skip_update_fn=lib.skip_not_finite,
+                              accumulator_dtype=np.float64)
+
+    ours, theirs = build(fo), build(optax)
+    s1, s2 = run_parity(ours.gradient_transformation(), theirs.gradient_transformation(),
+                        shapes=SHAPES, grads_fn=_nan_every_fifth, steps=30)
+    assert type(s1)._fields == type(s2)._fields
+    assert bool(ours.has_updated(s1)) == bool(theirs.has_updated(s2))
+    assert int(s1.gradient_step) == int(s2.gradient_step)
+    assert int(s1.skip_state["num_not_finite"]) == int(s2.skip_state["num_not_finite"])

@@ -80,3 +80,20 @@ def test_frozen_leaves_stay_put():
     updates, _ = opt.update(fnad.tree_map(np.ones_like, params), state, params)
     np.testing.assert_array_equal(updates["y"], 0.0)
     np.testing.assert_array_equal(updates["x"], -0.5)
+
+
+def test_monitoring_matches_optax():
+    def build(lib):
+        norm = lib.tree_utils.tree_norm
+        return lib.chain(lib.snapshot("norm", norm),
+                         lib.monitor({"max": lambda u: u["w"].max(),
+                                      "ema": lib.measure_with_ema(norm, 0.9)}),
+                         lib.sgd(0.1))
+
+    s1, s2 = run_parity(build(fo), build(optax), steps=5)
+    np.testing.assert_allclose(float(s1[0].measurement["norm"]),
+                               float(s2[0].measurement["norm"]), rtol=1e-12)
+    for k in ("max", "ema"):
+        np.testing.assert_allclose(float(s1[1].measurements[k]),
+                                   float(s2[1].measurements[k]), rtol=1e-12)
+    assert type(s1[1])._fields == type(s2[1])._fields

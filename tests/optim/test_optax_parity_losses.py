@@ -140,3 +140,28 @@ def test_loss_errors_name_the_function():
         fl.softmax_cross_entropy_with_integer_labels(X, P)
     with pytest.raises(TypeError, match="kl_divergence"):
         fl.kl_divergence(INT, P)
+
+
+SEG_LOGITS = R.normal(size=(2, 3, 4, 3))
+SEG_TARGETS = np.eye(3)[R.integers(0, 3, size=(2, 3, 4))]
+SEG_CASES = {
+    "dice_loss": ((SEG_LOGITS, SEG_TARGETS), {}),
+    "dice_loss_tversky": ((SEG_LOGITS, SEG_TARGETS),
+                          {"alpha": 0.3, "beta": 0.7, "reduction": "sum",
+                           "ignore_background": True, "class_weights": np.array([1., 2, 3])}),
+    "binary_dice_loss": ((SEG_LOGITS[..., 0], SEG_TARGETS[..., 0]), {}),
+    "multiclass_generalized_dice_loss": ((SEG_LOGITS, SEG_TARGETS), {}),
+    "sparsemax_loss": ((3 * X, B01), {}),
+    "multiclass_sparsemax_loss": ((2 * X, INT), {}),
+    "ranking_softmax_loss": ((X, 3 * B01), {}),
+    "ranking_softmax_loss_masked": ((X, 3 * B01), {"where": W, "weights": P}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEG_CASES))
+def test_segmentation_and_sparsemax_losses_match_optax(case):
+    name = case.replace("_tversky", "").replace("_masked", "")
+    args, kwargs = SEG_CASES[case]
+    np.testing.assert_allclose(np.asarray(getattr(fl, name)(*args, **kwargs)),
+                               np.asarray(getattr(optax.losses, name)(*args, **kwargs)),
+                               rtol=1e-12, atol=1e-14)

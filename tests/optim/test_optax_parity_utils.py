@@ -115,3 +115,62 @@ def test_scale_gradient():
 def test_flatten_matches_optax():
     from tests.optim.optax_steps import run_parity
     run_parity(fo.flatten(fo.adam(1e-2)), optax.flatten(optax.adam(1e-2)), steps=10)
+
+
+def test_power_iteration_matches_optax():
+    m = R.normal(size=(5, 5))
+    m = m @ m.T
+    v0 = R.normal(size=5)
+    lam, v = fo.power_iteration(m, v0=v0, num_iters=500, error_tolerance=1e-12)
+    lam2, v2 = optax.power_iteration(m, v0=v0, num_iters=500, error_tolerance=1e-12)
+    np.testing.assert_allclose(float(lam), float(lam2), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(v), np.asarray(v2), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(float(lam), np.linalg.eigvalsh(m)[-1], rtol=1e-10)
+    tree_lam, _ = fo.power_iteration(lambda t: {"x": m @ t["x"]}, v0={"x": v0}, num_iters=500,
+                                     error_tolerance=1e-12)
+    np.testing.assert_allclose(float(tree_lam), float(lam), rtol=1e-12)
+
+
+@pytest.mark.parametrize("cols", [None, 2])
+def test_nnls_matches_optax(cols):
+    a = R.normal(size=(6, 4))
+    b = R.normal(size=(6,) if cols is None else (6, cols))
+    x = fo.nnls(a, b, iters=200)
+    np.testing.assert_allclose(np.asarray(x), np.asarray(optax.nnls(a, b, iters=200)),
+                               rtol=1e-9, atol=1e-12)
+    assert np.all(np.asarray(x) >= 0)
+
+
+def test_multi_normal_matches_optax():
+    loc, log_scale = R.normal(size=3), 0.3 * R.normal(size=3)
+    ours, theirs = fo.multi_normal(loc, log_scale), optax.multi_normal(loc, log_scale)
+    x = R.normal(size=(5, 3))
+    np.testing.assert_allclose(np.asarray(ours.log_prob(x)), np.asarray(theirs.log_prob(x)),
+                               rtol=1e-12)
+    draws = np.asarray(ours.sample((20000,), fnad.random.PRNGKey(1)))
+    assert draws.shape == (20000, 3)
+    np.testing.assert_allclose(draws.std(0), np.exp(log_scale), rtol=0.05)
+    assert [np.asarray(p).shape for p in ours.params] == [(3,), (3,)]
+
+
+def test_tree_get_and_set_match_optax():
+    params = {"w": np.ones((2, 2)), "b": np.zeros(2)}
+    ours = fo.inject_hyperparams(fo.adam)(learning_rate=1e-2).init(params)
+    theirs = optax.inject_hyperparams(optax.adam)(learning_rate=1e-2).init(params)
+    for key in ("learning_rate", "b1", "mu", "ScaleByAdamState"):
+        _same(ft.tree_get(ours, key), optax.tree_utils.tree_get(theirs, key))
+    with pytest.raises(KeyError, match="tree_get: found 2 values named 'count'"):
+        ft.tree_get(ours, "count")
+    assert ft.tree_get(ours, "nope", default=3) == 3
+    counts = ft.tree_get_all_with_path(ours, "count")
+    assert [tuple(map(str, p)) for p, _ in counts] == [
+        ("InjectStatefulHyperparamsState.count",),
+        ("InjectStatefulHyperparamsState.inner_state", "0", "ScaleByAdamState.count")]
+    new = ft.tree_set(ours, learning_rate=np.asarray(5e-3))
+    new_theirs = optax.tree_utils.tree_set(theirs, learning_rate=jax.numpy.asarray(5e-3))
+    _same(new, new_theirs)
+    assert type(new) is type(ours) and float(new.hyperparams["learning_rate"]) == 5e-3
+    only_inner = ft.tree_set(ours, lambda path, v: len(path) > 1, count=np.asarray(7))
+    assert int(only_inner.count) == 0 and int(only_inner.inner_state[0].count) == 7
+    with pytest.raises(KeyError, match="tree_set: found no value named 'nope'"):
+        ft.tree_set(ours, nope=1)
