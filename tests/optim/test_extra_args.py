@@ -1,0 +1,90 @@
+"""Extra-args transforms (the line searches, L-BFGS): chain passes the extra keyword
+arguments on, the errors say what to pass, ZeRO sharding refuses them, dtypes are kept."""
+
+import numpy as np
+import pytest
+
+import fnad
+import fnad.numpy as fnp
+import fnad_optim as fo
+
+
+def _quadratic(p):
+    return fnp.sum((p["a"] - 1.0) ** 2) + 2.0 * fnp.sum(p["b"] ** 2)
+
+
+def _params(dtype=np.float64):
+    return {"a": np.array([3.0, -2.0], dtype), "b": np.array([[0.5, 1.5]], dtype)}
+
+
+def test_chain_passes_extra_args_only_to_extra_args_transforms():
+    seen = []
+
+    def update(updates, state, params=None, **extra):
+        seen.append(extra)
+        return updates, state
+
+    probe = fo.GradientTransformationExtraArgs(lambda p: fo.EmptyState(), update)
+    tx = fo.chain(fo.scale(0.5), probe, fo.with_extra_args_support(fo.scale(2.0)))
+    assert isinstance(tx, fo.GradientTransformationExtraArgs)
+    g = {"a": np.ones(2)}
+    u, _ = tx.update(g, tx.init(g), g, value=1.0, data=3)
+    assert seen == [{"value": 1.0, "data": 3}]
+    np.testing.assert_allclose(u["a"], np.ones(2))
+    assert fo.with_extra_args_support(probe) is probe
+
+
+@pytest.mark.parametrize("make, tol64", [
+    (lambda: fo.lbfgs(), 1e-10),
+    (lambda: fo.lbfgs(linesearch=fo.scale_by_backtracking_linesearch(10, store_grad=True)),
+     1e-10),
+    (lambda: fo.chain(fo.sgd(0.1), fo.scale_by_zoom_linesearch(10)), 0.02),  # as optax's
+], ids=["lbfgs_zoom", "lbfgs_backtracking", "sgd_zoom"])
+def test_minimises_a_quadratic_in_float32_and_float64(make, tol64):
+    for dtype, tol in ((np.float64, tol64), (np.float32, max(tol64, 1e-4))):
+        opt, params = make(), _params(dtype)
+        state, value_and_grad = opt.init(params), fo.value_and_grad_from_state(_quadratic)
+        for _ in range(15):
+            v, g = value_and_grad(params, state=state)
+            if float(v) < tol:  # past convergence float32 curvature pairs underflow
+                break
+            u, state = opt.update(g, state, params, value=v, grad=g, value_fn=_quadratic)
+            params = fo.apply_updates(params, u)
+        assert all(x.dtype == dtype for x in fnad.tree_leaves(params))
+        assert float(_quadratic(params)) < tol
+
+
+def test_line_search_errors_say_what_to_pass():
+    opt, params = fo.lbfgs(), _params()
+    state = opt.init(params)
+    g = fnad.grad(_quadratic)(params)
+    with pytest.raises(TypeError, match=r"missing the keyword arguments \['value', 'value_fn'\]"):
+        opt.update(g, state, params, grad=g)
+    with pytest.raises(TypeError, match=r"\['lr'\] that value_fn does not take"):
+        opt.update(g, state, params, value=1.0, grad=g, value_fn=_quadratic, lr=0.1)
+    with pytest.raises(ValueError, match="needs the params"):
+        opt.update(g, state, value=1.0, grad=g, value_fn=_quadratic)
+    with pytest.raises(ValueError, match="exactly one value and one grad"):
+        fo.value_and_grad_from_state(_quadratic)(params, state=fo.adam(0.1).init(params))
+    with pytest.raises(ValueError, match="initial_guess_strategy"):
+        fo.scale_by_zoom_linesearch(10, initial_guess_strategy="two")
+
+
+@pytest.mark.parametrize("make", [fo.lbfgs, fo.scale_by_lbfgs,
+                                  lambda: fo.scale_by_backtracking_linesearch(5)])
+def test_zero_sharding_refuses_whole_tree_transforms(make):
+    with pytest.raises(ValueError, match="may not run on one process's rows"):
+        fo.shard_optimizer_state(make())
+    with pytest.raises(ValueError, match="shard_state"):
+        fo.data_parallel(fo.chain(fo.clip(1.0), make()), shard_state=True)
+
+
+def test_data_parallel_passes_extra_args_in_one_process():
+    opt, params = fo.data_parallel(fo.lbfgs()), _params()
+    state = opt.init(params)
+    v, g = fnad.value_and_grad(_quadratic)(params)
+    u, state = opt.update(g, state, params, value=v, grad=g, value_fn=_quadratic)
+    ref = fo.lbfgs()
+    u_ref, _ = ref.update(g, ref.init(params), params, value=v, grad=g, value_fn=_quadratic)
+    for x, y in zip(fnad.tree_leaves(u), fnad.tree_leaves(u_ref)):
+        np.testing.assert_array_equal(x, y)
