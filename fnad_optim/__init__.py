@@ -69,6 +69,9 @@ from ._zoom import scale_by_zoom_linesearch as scale_by_zoom_linesearch
 from ._lbfgs import ScaleByLBFGSState as ScaleByLBFGSState
 from ._lbfgs import lbfgs as lbfgs
 from ._lbfgs import scale_by_lbfgs as scale_by_lbfgs
+from ._lookahead import LookaheadParams as LookaheadParams
+from ._lookahead import LookaheadState as LookaheadState
+from ._lookahead import lookahead as lookahead
 from ._distributed import ShardedState as ShardedState
 from ._distributed import average_gradients as average_gradients
 from ._distributed import data_parallel as data_parallel
@@ -83,3 +86,4 @@ from ._schedules import linear_schedule as linear_schedule
 from ._schedules import piecewise_constant_schedule as piecewise_constant_schedule
 from ._schedules import polynomial_schedule as polynomial_schedule
 from ._schedules import warmup_cosine_decay_schedule as warmup_cosine_decay_schedule
+from . import contrib as contrib

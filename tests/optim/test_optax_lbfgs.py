@@ -20,14 +20,7 @@ import fnad_optim as fo
 jax = pytest.importorskip("jax")
 optax = pytest.importorskip("optax")
 jnp = jax.numpy
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _x64():
-    old = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", old)
+from tests.optim.optax_x64 import x64  # noqa: E402, F401  (autouse: float64 in jax)
 
 
 def _rosenbrock(xp):
