@@ -88,3 +88,27 @@ def test_data_parallel_passes_extra_args_in_one_process():
     u_ref, _ = ref.update(g, ref.init(params), params, value=v, grad=g, value_fn=_quadratic)
     for x, y in zip(fnad.tree_leaves(u), fnad.tree_leaves(u_ref)):
         np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: fo.lbfgs(linesearch=fo.scale_by_backtracking_linesearch(10, store_grad=True)),
+    lambda: fo.chain(fo.sgd(0.1), fo.scale_by_backtracking_linesearch(10)),
+    lambda: fo.chain(fo.sgd(0.1), fo.scale_by_zoom_linesearch(10)),
+], ids=["lbfgs_backtracking", "sgd_backtracking", "sgd_zoom"])
+def test_a_staged_step_equals_the_eager_one(make):
+    opt = make()
+    value_and_grad = fnad.value_and_grad(_quadratic)
+
+    def step(params, state):
+        v, g = value_and_grad(params)
+        u, state = opt.update(g, state, params, value=v, grad=g, value_fn=_quadratic)
+        return fo.apply_updates(params, u), state
+
+    jitted = fnad.jit(step)
+    p_eager = p_jit = _params()
+    s_eager = s_jit = opt.init(p_eager)
+    for _ in range(4):
+        p_eager, s_eager = step(p_eager, s_eager)
+        p_jit, s_jit = jitted(p_jit, s_jit)
+        for x, y in zip(fnad.tree_leaves((p_jit, s_jit)), fnad.tree_leaves((p_eager, s_eager))):
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
