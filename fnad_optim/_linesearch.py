@@ -16,7 +16,8 @@ import fnad
 import fnad.numpy as fnp
 from fnad.extend import Tracer
 
-from ._base import GradientTransformationExtraArgs, cast_like, check_state, require_params
+from ._base import (GradientTransformationExtraArgs, cast_like, check_state, require_params,
+                    zero_count)
 from ._shards import check_not_rows_sharded, refuse_sharding
 
 __all__ = ["scale_by_backtracking_linesearch", "ScaleByBacktrackingLinesearchState",
@@ -50,7 +51,15 @@ def real_dtype(params):
     return np.empty((), fnp.asarray(leaves[0]).dtype).real.dtype if leaves else np.float64
 
 
-def scalar(x, dtype):
+def first_leaf(tree):
+    """The first leaf of `tree`: new state arrays are made on its device."""
+    return fnad.tree_leaves(tree)[0]
+
+
+def scalar(x, dtype, like=None):
+    """`x` as an array of shape () and `dtype`; a Python number on the device of `like`."""
+    if like is not None and isinstance(x, (bool, int, float)):
+        return fnp.full_like(like, x, dtype=dtype, shape=())
     return fnp.asarray(x, dtype=dtype)
 
 
@@ -192,12 +201,12 @@ def scale_by_backtracking_linesearch(max_backtracking_steps, slope_rtol=1e-4,
     fname = "scale_by_backtracking_linesearch"
 
     def init(params):
-        dtype = real_dtype(params)
+        dtype, like = real_dtype(params), first_leaf(params)
         grad = fnad.tree_map(fnp.zeros_like, params) if store_grad else None
         return ScaleByBacktrackingLinesearchState(
-            learning_rate=scalar(1.0, dtype), value=scalar(np.inf, dtype), grad=grad,
-            info=BacktrackingLinesearchInfo(fnp.zeros([], fnp.int32),
-                                            scalar(np.inf, dtype)))
+            learning_rate=scalar(1.0, dtype, like), value=scalar(np.inf, dtype, like),
+            grad=grad, info=BacktrackingLinesearchInfo(zero_count(params),
+                                                       scalar(np.inf, dtype, like)))
 
     def decrease_error(eta, slope, value, new_value):
         err = new_value - (1.0 + rtol) * value - eta * slope_rtol * slope
@@ -229,11 +238,12 @@ def scale_by_backtracking_linesearch(max_backtracking_steps, slope_rtol=1e-4,
                           scalar(err, dtype), t.iter_num + 1)
 
         eta0 = fnp.minimum(increase_factor * state.learning_rate, max_learning_rate)
-        start = _Trial(scalar(eta0, dtype), scalar(value, dtype),
-                       fnad.tree_map(fnp.zeros_like, params), scalar(np.inf, dtype),
-                       fnp.zeros([], fnp.int32))
+        like = first_leaf(params)
+        start = _Trial(scalar(eta0, dtype, like), scalar(value, dtype, like),
+                       fnad.tree_map(fnp.zeros_like, params), scalar(np.inf, dtype, like),
+                       zero_count(params))
         end = while_loop(go_on, trial, start)
-        eta = fnp.where(fnp.isinf(end.decrease_error), scalar(0.0, dtype), end.learning_rate)
+        eta = fnp.where(fnp.isinf(end.decrease_error), 0.0, end.learning_rate)
         info = BacktrackingLinesearchInfo(end.iter_num, end.decrease_error)
         new_state = ScaleByBacktrackingLinesearchState(
             eta, end.new_value, end.new_grad if store_grad else None, info)

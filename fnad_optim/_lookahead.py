@@ -5,7 +5,8 @@ from typing import Any, NamedTuple
 import fnad
 import fnad.numpy as fnp
 
-from ._base import GradientTransformation, cast_like, check_state, check_structures
+from ._base import (GradientTransformation, cast_like, check_state, check_structures,
+                    zero_count)
 
 __all__ = ["lookahead", "LookaheadParams", "LookaheadState"]
 
@@ -55,7 +56,7 @@ def lookahead(fast_optimizer, sync_period, slow_step_size, reset_state=False):
 
     def init(params):
         fast = params.fast if isinstance(params, LookaheadParams) else params
-        return LookaheadState(fast_optimizer.init(fast), fnp.zeros([], fnp.int32))
+        return LookaheadState(fast_optimizer.init(fast), zero_count(fast))
 
     def update(updates, state, params=None):
         if type(state) is not LookaheadState:

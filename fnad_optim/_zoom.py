@@ -15,9 +15,9 @@ import numpy as np
 import fnad
 import fnad.numpy as fnp
 
-from ._base import inc_count
-from ._linesearch import (add_scale, line_search, real_dtype, scalar, scale_tree, slope_of,
-                          tree_where, while_loop)
+from ._base import inc_count, zero_count
+from ._linesearch import (add_scale, first_leaf, line_search, real_dtype, scalar, scale_tree,
+                          slope_of, tree_where, while_loop)
 
 __all__ = ["scale_by_zoom_linesearch", "ScaleByZoomLinesearchState", "ZoomLinesearchInfo"]
 
@@ -160,7 +160,7 @@ def scale_by_zoom_linesearch(max_linesearch_steps, max_learning_rate=None, tol=0
         """Algorithm 3.5's next step: the guess, then ever larger, up to the bound."""
         eta = fnp.where(s.count == 0, s.stepsize_guess, increase_factor * s.stepsize)
         if max_learning_rate is None:
-            return eta, fnp.asarray(False)
+            return eta, fnp.zeros_like(eta, dtype=bool)
         return fnp.minimum(eta, max_learning_rate), eta >= max_learning_rate
 
     def zoom_step(s):
@@ -244,22 +244,24 @@ def scale_by_zoom_linesearch(max_linesearch_steps, max_learning_rate=None, tol=0
         return _fall_back(s)
 
     def init(params):
-        dtype = real_dtype(params)
+        dtype, like = real_dtype(params), first_leaf(params)
+        inf = scalar(np.inf, dtype, like)
         return ScaleByZoomLinesearchState(
-            learning_rate=scalar(1.0, dtype), value=scalar(np.inf, dtype),
+            learning_rate=scalar(1.0, dtype, like), value=inf,
             grad=fnad.tree_map(fnp.zeros_like, params),
-            info=ZoomLinesearchInfo(fnp.zeros([], fnp.int32), scalar(np.inf, dtype),
-                                    scalar(np.inf, dtype)))
+            info=ZoomLinesearchInfo(zero_count(params), inf, inf))
 
     def search(updates, state, params, value, grad, value_fn, fn_kwargs):
         dtype = real_dtype(params)
         value_and_grad = fnad.value_and_grad(lambda p: value_fn(p, **fn_kwargs))
         guess = state.learning_rate if initial_guess_strategy == "keep" else 1.0
-        value, slope = scalar(value, dtype), scalar(slope_of(updates, grad), dtype)
-        zero, inf, no = scalar(0.0, dtype), scalar(np.inf, dtype), fnp.asarray(False)
+        like = first_leaf(params)
+        value, slope = scalar(value, dtype, like), scalar(slope_of(updates, grad), dtype)
+        zero, inf = scalar(0.0, dtype, like), scalar(np.inf, dtype, like)
+        no = fnp.zeros_like(zero, dtype=bool)
         start = _Search(
-            count=fnp.zeros([], fnp.int32), params=params, updates=updates,
-            stepsize_guess=scalar(guess, dtype), stepsize=zero, value=value, grad=grad,
+            count=zero_count(params), params=params, updates=updates,
+            stepsize_guess=scalar(guess, dtype, like), stepsize=zero, value=value, grad=grad,
             slope=slope, value_init=value, slope_init=slope, decrease_error=inf,
             curvature_error=inf, error=inf, interval_found=no, done=no, failed=no, low=zero,
             value_low=value, slope_low=slope, high=zero, value_high=value, slope_high=slope,

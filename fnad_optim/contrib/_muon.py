@@ -12,6 +12,7 @@ import fnad.numpy as fnp
 from .._alias import adamw
 from .._base import (chain, div_as, inc_count, named, stateless, transform,
                      zero_count)
+from .._linesearch import first_leaf, scalar
 from .._transforms import add_decayed_weights, scale_by_learning_rate
 from .._wrappers import masked
 
@@ -228,7 +229,9 @@ def scale_by_muon(ns_coeffs=_PRESETS["standard"], ns_steps=5, beta=0.95, eps=1e-
 
     def init(params):
         mu = fnad.tree_map(lambda p: fnp.zeros_like(p, dtype=mu_dtype), params)
-        return MuonState(zero_count(params), mu, fnp.asarray(coeffs))
+        like = first_leaf(params)
+        ns = fnp.stack([scalar(float(c), np.float64, like) for c in coeffs.ravel()])
+        return MuonState(zero_count(params), mu, fnp.reshape(ns, coeffs.shape))
 
     def update(updates, state, params=None):
         mu = fnad.tree_map(lambda g, m: (1 - beta) * g + beta * m, updates, state.mu)

@@ -7,8 +7,8 @@ import fnad
 import fnad.numpy as fnp
 
 from .._base import (GradientTransformationExtraArgs, check_state, hyper, inc_count,
-                     require_params)
-from .._linesearch import slope_of
+                     require_params, zero_count)
+from .._linesearch import first_leaf, scalar, slope_of
 from ._common import lowest_float_dtype
 
 __all__ = ["prodigy", "ProdigyState"]
@@ -60,8 +60,9 @@ def prodigy(learning_rate=1.0, betas=(0.9, 0.999), beta3=None, eps=1e-8, estim_l
     def init(params):
         dtype = lowest_float_dtype(params)
         zeros = _map(fnp.zeros_like, params)
-        return ProdigyState(zeros, zeros, zeros, params, fnp.asarray(estim_lr0, dtype=dtype),
-                            fnp.zeros([], dtype), fnp.zeros([], fnp.int32))
+        like = first_leaf(params)
+        return ProdigyState(zeros, zeros, zeros, params, scalar(estim_lr0, dtype, like),
+                            scalar(0.0, dtype, like), zero_count(params))
 
     def update(updates, state, params=None, **extra_args):
         if type(state) is not ProdigyState:

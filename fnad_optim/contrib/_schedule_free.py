@@ -9,7 +9,8 @@ import fnad.numpy as fnp
 
 from .._alias import sgd
 from .._base import (GradientTransformationExtraArgs, chain, check_state, inc_count,
-                     require_params, with_extra_args_support)
+                     require_params, with_extra_args_support, zero_count)
+from .._linesearch import first_leaf, scalar
 from .._schedules import constant_schedule, join_schedules, linear_schedule
 from .._transforms import add_decayed_weights, scale_by_learning_rate, scale_by_rms
 from ._common import lowest_float_dtype
@@ -74,9 +75,10 @@ def schedule_free(base_optimizer, learning_rate, b1=0.9, weight_lr_power=2.0,
     def init(params):
         dtype = lowest_float_dtype(params)
         z = fnad.tree_map(lambda p: fnp.array(p, dtype=state_dtype, copy=True), params)
+        like = first_leaf(params)
         return ScheduleFreeState(
-            b1=fnp.asarray(b1, dtype=dtype), weight_sum=fnp.zeros([], dtype),
-            step_count=fnp.ones([], fnp.int32), max_lr=fnp.zeros([], dtype),
+            b1=scalar(b1, dtype, like), weight_sum=scalar(0.0, dtype, like),
+            step_count=inc_count(zero_count(params)), max_lr=scalar(0.0, dtype, like),
             base_optimizer_state=base.init(params), z=z)
 
     def update(updates, state, params=None, **extra_args):
