@@ -13,7 +13,7 @@ import fnad.numpy as fnp
 
 from ._base import (GradientTransformationExtraArgs, chain, check_nonneg, identity,
                     inc_count, named, transform, zero_count)
-from ._linesearch import first_leaf, real_dtype, slope_of
+from ._linesearch import first_leaf, real_dtype, scalar, slope_of
 from ._shards import check_not_rows_sharded, refuse_sharding
 from ._transforms import scale, scale_by_learning_rate
 from ._zoom import scale_by_zoom_linesearch
@@ -100,8 +100,8 @@ def scale_by_lbfgs(memory_size=10, scale_init_precond=True):
         return ScaleByLBFGSState(
             count=zero_count(params), params=zeros, updates=zeros,
             diff_params_memory=stacked, diff_updates_memory=stacked,
-            weights_memory=fnp.zeros_like(first_leaf(params), shape=(memory_size,),
-                                          dtype=real_dtype(params)))
+            weights_memory=scalar(0.0, real_dtype(params), first_leaf(params),
+                                  (memory_size,)))
 
     def update(updates, state, params=None):
         check_not_rows_sharded(why)

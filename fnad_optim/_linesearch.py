@@ -52,15 +52,16 @@ def real_dtype(params):
 
 
 def first_leaf(tree):
-    """The first leaf of `tree`: new state arrays are made on its device."""
-    return fnad.tree_leaves(tree)[0]
+    """The first leaf of `tree` (None if it has none): new state arrays go to its device."""
+    leaves = fnad.tree_leaves(tree)
+    return leaves[0] if leaves else None
 
 
-def scalar(x, dtype, like=None):
-    """`x` as an array of shape () and `dtype`; a Python number on the device of `like`."""
+def scalar(x, dtype, like=None, shape=()):
+    """`x` as an array of `shape` and `dtype`; a Python number on the device of `like`."""
     if like is not None and isinstance(x, (bool, int, float)):
-        return fnp.full_like(like, x, dtype=dtype, shape=())
-    return fnp.asarray(x, dtype=dtype)
+        return fnp.full_like(like, x, dtype=dtype, shape=shape)
+    return fnp.broadcast_to(fnp.asarray(x, dtype=dtype), shape)
 
 
 def slope_of(updates, grad):

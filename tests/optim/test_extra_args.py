@@ -112,3 +112,34 @@ def test_a_staged_step_equals_the_eager_one(make):
         p_jit, s_jit = jitted(p_jit, s_jit)
         for x, y in zip(fnad.tree_leaves((p_jit, s_jit)), fnad.tree_leaves((p_eager, s_eager))):
             np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
+
+
+CHECKPOINTED = {
+    "lbfgs": fo.lbfgs,
+    "backtracking": lambda: fo.chain(fo.sgd(0.1), fo.scale_by_backtracking_linesearch(5)),
+    "lookahead": lambda: fo.lookahead(fo.adam(0.1), 2, 0.5),
+    "schedule_free": fo.contrib.schedule_free_adamw,
+    "prodigy": fo.contrib.prodigy,
+    "muon": lambda: fo.contrib.muon(0.1),
+}
+
+
+@pytest.mark.parametrize("name", list(CHECKPOINTED))
+def test_states_round_trip_through_a_checkpoint(name, tmp_path):
+    opt, params = CHECKPOINTED[name](), {"a": np.arange(3.0), "m": np.ones((2, 3))}
+    if name == "lookahead":
+        params = fo.LookaheadParams.init_synced(params)
+    state = opt.init(params)
+    fnad.save(tmp_path / "ck.npz", {"opt_state": state})
+    back = fnad.load(tmp_path / "ck.npz", like={"opt_state": state})["opt_state"]
+    assert fnad.tree_structure(back) == fnad.tree_structure(state)
+    for x, y in zip(fnad.tree_leaves(back), fnad.tree_leaves(state)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_muon_without_matrices_is_adamw():
+    params, g = {"b": np.arange(3.0)}, {"b": np.ones(3)}
+    opt, ref = fo.contrib.muon(0.1), fo.adamw(0.1, eps=1e-8, weight_decay=0.0, nesterov=True)
+    u, _ = opt.update(g, opt.init(params), params)
+    u_ref, _ = ref.update(g, ref.init(params), params)
+    np.testing.assert_allclose(u["b"], u_ref["b"], rtol=1e-15)
