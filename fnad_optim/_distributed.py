@@ -18,7 +18,7 @@ import fnad.distributed as dist
 import fnad.numpy as fnp
 
 from ._base import EmptyState, GradientTransformation, chain, check_structures
-from ._shards import rows_sharded, sharding_refusal
+from ._shards import refusal, rows_sharded, sharding_refusal
 
 __all__ = ["average_gradients", "data_parallel", "shard_optimizer_state", "ShardedState",
            "gather_state", "scatter_state"]
@@ -182,8 +182,7 @@ def shard_optimizer_state(inner):
     """
     why = sharding_refusal(inner)
     if why:
-        raise ValueError(f"shard_optimizer_state: {why}. Run it without shard_state "
-                         "(data_parallel(opt), or shard only the other transforms).")
+        raise refusal(why)
 
     def init(params):
         i, n = dist.process_index(), dist.process_count()

@@ -33,7 +33,7 @@ import fnad.distributed as dist
 import fnad.numpy as fnp
 
 __all__ = ["rows_sharded", "leaf_square_sums", "agreed_all", "agreed_any", "refuse_sharding",
-           "sharding_refusal", "check_not_rows_sharded"]
+           "sharding_refusal", "check_not_rows_sharded", "refusal"]
 
 _ROWS = contextvars.ContextVar("fnad_optim_rows_sharded", default=False)
 _REFUSALS = weakref.WeakKeyDictionary()  # a transform's update function -> why not sharded
@@ -54,12 +54,17 @@ def sharding_refusal(tx):
         return None
 
 
+def refusal(why):
+    """The ValueError `shard_optimizer_state` raises for a transform refused because `why`."""
+    return ValueError(f"shard_optimizer_state: {why}. Run it without shard_state "
+                      "(data_parallel(opt), or shard only the other transforms).")
+
+
 def check_not_rows_sharded(why):
-    """Raise a ValueError with `why` inside `rows_sharded()` (a refused transform reached
-    through a wrapper that did not keep its declaration)."""
+    """Raise `refusal(why)` inside `rows_sharded()` (a refused transform reached through a
+    wrapper that did not keep its declaration)."""
     if _ROWS.get():
-        raise ValueError(f"shard_optimizer_state: {why}. Run it without shard_state "
-                         "(data_parallel(opt), or shard only the other transforms).")
+        raise refusal(why)
 
 
 @contextlib.contextmanager

@@ -143,3 +143,12 @@ def test_muon_without_matrices_is_adamw():
     u, _ = opt.update(g, opt.init(params), params)
     u_ref, _ = ref.update(g, ref.init(params), params)
     np.testing.assert_allclose(u["b"], u_ref["b"], rtol=1e-15)
+
+
+def test_a_refused_transform_behind_a_wrapper_is_refused_when_it_runs():
+    """masked does not keep the declaration: the search itself refuses to run on rows."""
+    search = fo.scale_by_backtracking_linesearch(5)
+    opt = fo.shard_optimizer_state(fo.masked(search, {"a": True, "b": True}))
+    params = _params()
+    with pytest.raises(ValueError, match="evaluates the objective at whole trial params"):
+        opt.update(params, opt.init(params), params)
