@@ -137,6 +137,18 @@ def check_search_args(fname, params, value, grad, value_fn):
                         f"the params, got a {type(value_fn).__name__}.")
 
 
+def report_failure(fname, failed, slope, **values):
+    """Print why the search `fname` failed, if `failed` (a concrete flag; under `fnad.jit`
+    nothing is printed: read the state's `info`)."""
+    if _traced([failed, slope, values]) or not bool(failed):
+        return
+    shown = ", ".join(f"{k.replace('_', ' ')} {float(v):.6g}" for k, v in values.items())
+    hint = ("the updates are not a descent direction (slope >= 0 along them): check their sign"
+            if not float(slope) < 0 else "try more steps, or float64 for tiny step sizes")
+    print(f"{fname}: no step size met the criteria ({shown}, slope {float(slope):.6g}); "
+          f"{hint}.")
+
+
 def line_search(fname, init, search, state_type):
     """A refused-for-sharding `GradientTransformationExtraArgs` of `init` and `search(updates,
     state, params, value, grad, value_fn, fn_kwargs)`, behind the argument checks."""
@@ -189,7 +201,7 @@ def scale_by_backtracking_linesearch(max_backtracking_steps, slope_rtol=1e-4,
       atol, rtol: absolute and relative slack of the criterion.
       store_grad: keep the gradient at the accepted step in the state (for
         `value_and_grad_from_state`).
-      verbose: accepted for optax's signature; the search prints nothing (read the state's
+      verbose: print why a search failed (eagerly; under `fnad.jit` read the state's
         `info`).
 
     Returns:
@@ -245,6 +257,9 @@ def scale_by_backtracking_linesearch(max_backtracking_steps, slope_rtol=1e-4,
                        zero_count(params))
         end = while_loop(go_on, trial, start)
         eta = fnp.where(fnp.isinf(end.decrease_error), 0.0, end.learning_rate)
+        if verbose:
+            report_failure(fname, end.decrease_error > atol, slope, step_size=eta,
+                           value=value, decrease_error=end.decrease_error)
         info = BacktrackingLinesearchInfo(end.iter_num, end.decrease_error)
         new_state = ScaleByBacktrackingLinesearchState(
             eta, end.new_value, end.new_grad if store_grad else None, info)

@@ -16,8 +16,8 @@ import fnad
 import fnad.numpy as fnp
 
 from ._base import inc_count, zero_count
-from ._linesearch import (add_scale, first_leaf, line_search, real_dtype, scalar, scale_tree,
-                          slope_of, tree_where, while_loop)
+from ._linesearch import (add_scale, first_leaf, line_search, real_dtype, report_failure,
+                          scalar, scale_tree, slope_of, tree_where, while_loop)
 
 __all__ = ["scale_by_zoom_linesearch", "ScaleByZoomLinesearchState", "ZoomLinesearchInfo"]
 
@@ -128,8 +128,8 @@ def scale_by_zoom_linesearch(max_linesearch_steps, max_learning_rate=None, tol=0
         taken even without small curvature.
       initial_guess_strategy: "keep" (start from the last step: for gradient descent) or
         "one" (start from 1: for quasi-Newton directions such as L-BFGS's).
-      verbose: ignored: optax prints why a search failed; here the errors and the trial
-        count are in the state's `info`.
+      verbose: print why a search failed (eagerly; under `fnad.jit` the errors and the
+        trial count are in the state's `info`).
 
     Returns:
       A `GradientTransformationExtraArgs` with a `ScaleByZoomLinesearchState`.
@@ -269,6 +269,10 @@ def scale_by_zoom_linesearch(max_linesearch_steps, max_learning_rate=None, tol=0
             safe_grad=grad)
         end = while_loop(lambda s: ~(s.done | s.failed),
                          lambda s: trial(s, value_and_grad), start)
+        if verbose:
+            report_failure(fname, end.error > tol, end.slope_init, step_size=end.stepsize,
+                           value=value, decrease_error=end.decrease_error,
+                           curvature_error=end.curvature_error)
         info = ZoomLinesearchInfo(end.count, end.decrease_error, end.curvature_error)
         new_state = ScaleByZoomLinesearchState(end.stepsize, end.value, end.grad, info)
         return scale_tree(end.stepsize, updates), new_state

@@ -152,3 +152,14 @@ def test_a_refused_transform_behind_a_wrapper_is_refused_when_it_runs():
     params = _params()
     with pytest.raises(ValueError, match="evaluates the objective at whole trial params"):
         opt.update(params, opt.init(params), params)
+
+
+@pytest.mark.parametrize("search", [lambda: fo.scale_by_backtracking_linesearch(3, verbose=True),
+                                    lambda: fo.scale_by_zoom_linesearch(3, verbose=True)],
+                         ids=["backtracking", "zoom"])
+def test_verbose_search_says_why_it_failed(search, capsys):
+    opt, params = fo.chain(fo.scale(+1.0), search()), _params()  # an ascent direction
+    v, g = fnad.value_and_grad(_quadratic)(params)
+    opt.update(g, opt.init(params), params, value=v, grad=g, value_fn=_quadratic)
+    out = capsys.readouterr().out
+    assert "no step size met the criteria" in out and "not a descent direction" in out
