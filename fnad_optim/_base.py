@@ -10,7 +10,7 @@ import fnad
 import fnad.numpy as fnp
 from fnad.extend import Tracer, array_module
 
-from ._shards import leaf_square_sums, refuse_sharding, sharding_refusal
+from ._shards import leaf_square_sums
 
 __all__ = ["GradientTransformation", "GradientTransformationExtraArgs", "EmptyState",
            "ScheduleState", "chain", "identity", "apply_updates", "global_norm",
@@ -317,9 +317,7 @@ def chain(*transforms):
             new_state.append(s)
         return updates, tuple(new_state)
 
-    out = GradientTransformationExtraArgs(init, update)
-    why = next(filter(None, map(sharding_refusal, transforms)), None)
-    return refuse_sharding(out, why) if why else out
+    return GradientTransformationExtraArgs(init, update)
 
 
 def with_extra_args_support(tx):
@@ -346,9 +344,7 @@ def with_extra_args_support(tx):
     def update(updates, state, params=None, **extra_args):
         return tx.update(updates, state, params)
 
-    out = GradientTransformationExtraArgs(tx.init, update)
-    why = sharding_refusal(tx)
-    return refuse_sharding(out, why) if why else out
+    return GradientTransformationExtraArgs(tx.init, update)
 
 
 def apply_updates(params, updates):

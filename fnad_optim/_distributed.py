@@ -18,7 +18,7 @@ import fnad.distributed as dist
 import fnad.numpy as fnp
 
 from ._base import EmptyState, GradientTransformation, chain, check_structures
-from ._shards import refusal, rows_sharded, sharding_refusal
+from ._shards import rows_sharded
 
 __all__ = ["average_gradients", "data_parallel", "shard_optimizer_state", "ShardedState",
            "gather_state", "scatter_state"]
@@ -180,10 +180,6 @@ def shard_optimizer_state(inner):
       opt = chain(average_gradients(), clip_by_global_norm(1.0),
                   shard_optimizer_state(adamw(1e-3)))
     """
-    why = sharding_refusal(inner)
-    if why:
-        raise refusal(why)
-
     def init(params):
         i, n = dist.process_index(), dist.process_count()
         pieces = _pieces(params, i, n)

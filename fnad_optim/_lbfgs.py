@@ -14,7 +14,7 @@ import fnad.numpy as fnp
 from ._base import (GradientTransformationExtraArgs, chain, check_nonneg, identity,
                     inc_count, named, transform, zero_count)
 from ._linesearch import first_leaf, real_dtype, scalar, slope_of
-from ._shards import check_not_rows_sharded, refuse_sharding
+from ._refuse import refuse_on_rows
 from ._transforms import scale, scale_by_learning_rate
 from ._zoom import scale_by_zoom_linesearch
 
@@ -94,6 +94,7 @@ def scale_by_lbfgs(memory_size=10, scale_init_precond=True):
            "not run on one process's rows of each leaf")
 
     def init(params):
+        refuse_on_rows(why)
         stacked = fnad.tree_map(
             lambda x: fnp.zeros_like(x, shape=(memory_size,) + fnp.shape(x)), params)
         zeros = fnad.tree_map(fnp.zeros_like, params)
@@ -104,7 +105,7 @@ def scale_by_lbfgs(memory_size=10, scale_init_precond=True):
                                   (memory_size,)))
 
     def update(updates, state, params=None):
-        check_not_rows_sharded(why)
+        refuse_on_rows(why)
         if params is None:
             raise ValueError(f"{fname}: L-BFGS needs the params; call update(updates, "
                              "state, params).")
@@ -134,7 +135,7 @@ def scale_by_lbfgs(memory_size=10, scale_init_precond=True):
         return direction, ScaleByLBFGSState(inc_count(count), params, updates, dp_mem,
                                              du_mem, w_mem)
 
-    return refuse_sharding(transform(fname, init, update, ScaleByLBFGSState), why)
+    return transform(fname, init, update, ScaleByLBFGSState)
 
 
 class _Default(GradientTransformationExtraArgs):

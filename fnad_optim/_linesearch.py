@@ -18,7 +18,7 @@ from fnad.extend import Tracer
 
 from ._base import (GradientTransformationExtraArgs, cast_like, check_state, require_params,
                     zero_count)
-from ._shards import check_not_rows_sharded, refuse_sharding
+from ._refuse import refuse_on_rows
 
 __all__ = ["scale_by_backtracking_linesearch", "ScaleByBacktrackingLinesearchState",
            "BacktrackingLinesearchInfo", "value_and_grad_from_state"]
@@ -150,14 +150,18 @@ def report_failure(fname, failed, slope, **values):
 
 
 def line_search(fname, init, search, state_type):
-    """A refused-for-sharding `GradientTransformationExtraArgs` of `init` and `search(updates,
-    state, params, value, grad, value_fn, fn_kwargs)`, behind the argument checks."""
+    """A `GradientTransformationExtraArgs` of `init` and `search(updates, state, params,
+    value, grad, value_fn, fn_kwargs)`, behind the argument checks; refused by ZeRO."""
     why = (f"{fname} evaluates the objective at whole trial params, so it may not run on "
            "one process's rows of each leaf")
 
+    def checked_init(params):
+        refuse_on_rows(why)
+        return init(params)
+
     def update(updates, state, params=None, *, value=None, grad=None, value_fn=None,
                **extra_args):
-        check_not_rows_sharded(why)
+        refuse_on_rows(why)
         if type(state) is not state_type:
             check_state(fname, state, state_type)
         check_search_args(fname, params, value, grad, value_fn)
@@ -165,8 +169,8 @@ def line_search(fname, init, search, state_type):
         return search(updates, state, params, value, grad, value_fn, fn_kwargs)
 
     update.__qualname__ = f"{fname}.update"
-    init.__qualname__ = f"{fname}.init"
-    return refuse_sharding(GradientTransformationExtraArgs(init, update), why)
+    checked_init.__qualname__ = f"{fname}.init"
+    return GradientTransformationExtraArgs(checked_init, update)
 
 
 # ----------------------------------------------------------------------------- backtracking

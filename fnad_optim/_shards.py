@@ -14,57 +14,19 @@ below combine every process's rows with one collective before anything is decide
   `apply_if_finite` agrees on its finite check this way whenever there are several
   processes, sharded or not: its guard may also sit outside `data_parallel`, on each
   process's own gradients, where the processes would otherwise branch apart.
-
-Some transforms cannot be made to agree this way: a line search evaluates the objective at
-whole trial params, and L-BFGS takes dot products of whole trees at every step of its
-two-loop recursion. They declare it with `refuse_sharding(tx, why)`; `chain` and `named`
-keep the declaration, and `shard_optimizer_state` refuses them when it is built, with the
-reason (`sharding_refusal`). `check_not_rows_sharded` is the same refusal at run time, for
-a transform reached through a wrapper that does not keep the declaration.
 """
 
 import contextlib
 import contextvars
-import weakref
 
 import numpy as np
 
 import fnad.distributed as dist
 import fnad.numpy as fnp
 
-__all__ = ["rows_sharded", "leaf_square_sums", "agreed_all", "agreed_any", "refuse_sharding",
-           "sharding_refusal", "check_not_rows_sharded", "refusal"]
+__all__ = ["rows_sharded", "leaf_square_sums", "agreed_all", "agreed_any"]
 
 _ROWS = contextvars.ContextVar("fnad_optim_rows_sharded", default=False)
-_REFUSALS = weakref.WeakKeyDictionary()  # a transform's update function -> why not sharded
-
-
-def refuse_sharding(tx, why):
-    """Declare that the transform `tx` may not run on rows of its leaves (`why`: a sentence
-    naming it and the reason); returns `tx`."""
-    _REFUSALS[tx.update] = why
-    return tx
-
-
-def sharding_refusal(tx):
-    """The reason `tx` may not be sharded (see `refuse_sharding`), or None."""
-    try:
-        return _REFUSALS.get(tx.update)
-    except TypeError:  # an update that cannot be weakly referenced was never declared
-        return None
-
-
-def refusal(why):
-    """The ValueError `shard_optimizer_state` raises for a transform refused because `why`."""
-    return ValueError(f"shard_optimizer_state: {why}. Run it without shard_state "
-                      "(data_parallel(opt), or shard only the other transforms).")
-
-
-def check_not_rows_sharded(why):
-    """Raise `refusal(why)` inside `rows_sharded()` (a refused transform reached through a
-    wrapper that did not keep its declaration)."""
-    if _ROWS.get():
-        raise refusal(why)
 
 
 @contextlib.contextmanager
