@@ -2,6 +2,7 @@
 small helpers for hyperparameters (floats or schedules), step counters and checked tree maps.
 """
 
+import inspect
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -31,7 +32,8 @@ class GradientTransformationExtraArgs(GradientTransformation):
     """A `GradientTransformation` whose `update(updates, state, params=None, **extra_args)`
     takes keyword arguments besides the updates: `value`, `grad` and `value_fn` for the line
     searches, or the extra inputs of `value_fn` (data). `chain` passes the extra args of its
-    `update` to each of its transforms of this kind, and to no other."""
+    `update` to each of its transforms of this kind (or whose `update` has `**kwargs`), and
+    to no other."""
 
     __slots__ = ()
 
@@ -300,7 +302,7 @@ def chain(*transforms):
                             "GradientTransformation; build it with a transform such as "
                             "fnad_optim.scale(0.1).")
 
-    takes_extra = [isinstance(t, GradientTransformationExtraArgs) for t in transforms]
+    takes_extra = [takes_extra_args(t) for t in transforms]
 
     def init(params):
         check_param_leaves("chain", params)
@@ -318,6 +320,18 @@ def chain(*transforms):
         return updates, tuple(new_state)
 
     return GradientTransformationExtraArgs(init, update)
+
+
+def takes_extra_args(tx):
+    """Whether `tx.update` takes extra keyword arguments: a `GradientTransformationExtraArgs`,
+    or a plain one whose update has a `**kwargs` parameter."""
+    if isinstance(tx, GradientTransformationExtraArgs):
+        return True
+    try:
+        params = inspect.signature(tx.update).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is p.VAR_KEYWORD for p in params)
 
 
 def with_extra_args_support(tx):

@@ -25,11 +25,13 @@ def test_chain_passes_extra_args_only_to_extra_args_transforms():
         return updates, state
 
     probe = fo.GradientTransformationExtraArgs(lambda p: fo.EmptyState(), update)
-    tx = fo.chain(fo.scale(0.5), probe, fo.with_extra_args_support(fo.scale(2.0)))
+    plain_with_kwargs = fo.GradientTransformation(lambda p: fo.EmptyState(), update)
+    tx = fo.chain(fo.scale(0.5), probe, fo.with_extra_args_support(fo.scale(2.0)),
+                  plain_with_kwargs)
     assert isinstance(tx, fo.GradientTransformationExtraArgs)
     g = {"a": np.ones(2)}
     u, _ = tx.update(g, tx.init(g), g, value=1.0, data=3)
-    assert seen == [{"value": 1.0, "data": 3}]
+    assert seen == [{"value": 1.0, "data": 3}] * 2
     np.testing.assert_allclose(u["a"], np.ones(2))
     assert fo.with_extra_args_support(probe) is probe
 
