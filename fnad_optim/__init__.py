@@ -19,11 +19,13 @@ Example:
 
 from ._base import EmptyState as EmptyState
 from ._base import GradientTransformation as GradientTransformation
+from ._base import GradientTransformationExtraArgs as GradientTransformationExtraArgs
 from ._base import ScheduleState as ScheduleState
 from ._base import apply_updates as apply_updates
 from ._base import chain as chain
 from ._base import global_norm as global_norm
 from ._base import identity as identity
+from ._base import with_extra_args_support as with_extra_args_support
 from ._transforms import ScaleByAdagradState as ScaleByAdagradState
 from ._transforms import ScaleByAdamState as ScaleByAdamState
 from ._transforms import ScaleByLionState as ScaleByLionState
@@ -60,6 +62,19 @@ from ._alias import lamb as lamb
 from ._alias import lion as lion
 from ._alias import rmsprop as rmsprop
 from ._alias import sgd as sgd
+from ._linesearch import BacktrackingLinesearchInfo as BacktrackingLinesearchInfo
+from ._linesearch import ScaleByBacktrackingLinesearchState as ScaleByBacktrackingLinesearchState
+from ._linesearch import scale_by_backtracking_linesearch as scale_by_backtracking_linesearch
+from ._linesearch import value_and_grad_from_state as value_and_grad_from_state
+from ._zoom import ScaleByZoomLinesearchState as ScaleByZoomLinesearchState
+from ._zoom import ZoomLinesearchInfo as ZoomLinesearchInfo
+from ._zoom import scale_by_zoom_linesearch as scale_by_zoom_linesearch
+from ._lbfgs import ScaleByLBFGSState as ScaleByLBFGSState
+from ._lbfgs import lbfgs as lbfgs
+from ._lbfgs import scale_by_lbfgs as scale_by_lbfgs
+from ._lookahead import LookaheadParams as LookaheadParams
+from ._lookahead import LookaheadState as LookaheadState
+from ._lookahead import lookahead as lookahead
 from ._distributed import ShardedState as ShardedState
 from ._distributed import average_gradients as average_gradients
 from ._distributed import data_parallel as data_parallel
@@ -231,3 +246,4 @@ from . import losses as losses
 from . import projections as projections
 from . import tree_utils as tree_utils
 from . import schedules as schedules
+from . import contrib as contrib

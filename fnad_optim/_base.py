@@ -2,6 +2,7 @@
 small helpers for hyperparameters (floats or schedules), step counters and checked tree maps.
 """
 
+import inspect
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -12,8 +13,9 @@ from fnad.extend import Tracer, array_module
 
 from ._shards import UNSHARDABLE, leaf_square_sums, refuse_sharded
 
-__all__ = ["GradientTransformation", "EmptyState", "ScheduleState", "chain", "identity",
-           "apply_updates", "global_norm"]
+__all__ = ["GradientTransformation", "GradientTransformationExtraArgs", "EmptyState",
+           "ScheduleState", "chain", "identity", "apply_updates", "global_norm",
+           "with_extra_args_support"]
 
 _INT32_MAX = 2**31 - 1
 
@@ -24,6 +26,16 @@ class GradientTransformation(NamedTuple):
 
     init: Callable[[Any], Any]
     update: Callable[..., Any]
+
+
+class GradientTransformationExtraArgs(GradientTransformation):
+    """A `GradientTransformation` whose `update(updates, state, params=None, **extra_args)`
+    takes keyword arguments besides the updates: `value`, `grad` and `value_fn` for the line
+    searches, or the extra inputs of `value_fn` (data). `chain` passes the extra args of its
+    `update` to each of its transforms of this kind (or whose `update` has `**kwargs`), and
+    to no other."""
+
+    __slots__ = ()
 
 
 class EmptyState(NamedTuple):
@@ -225,7 +237,7 @@ def named(fname, tx):
         return tx.init(params)
 
     init.__qualname__ = f"{fname}.init"
-    return GradientTransformation(init, tx.update)
+    return type(tx)(init, tx.update)
 
 
 def require_params(fname, params):
@@ -297,21 +309,63 @@ def chain(*transforms):
                             "GradientTransformation; build it with a transform such as "
                             "fnad_optim.scale(0.1).")
 
+    takes_extra = [takes_extra_args(t) for t in transforms]
+
     def init(params):
         check_param_leaves("chain", params)
         return tuple(t.init(params) for t in transforms)
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         if not isinstance(state, tuple) or len(state) != len(transforms):
             raise ValueError(f"chain: expected a state tuple of {len(transforms)} inner states "
                              f"(from this chain's init), got {type(state).__name__}.")
         new_state = []
-        for t, s in zip(transforms, state):
-            updates, s = t.update(updates, s, params)
+        for t, s, extra in zip(transforms, state, takes_extra):
+            updates, s = (t.update(updates, s, params, **extra_args) if extra
+                          else t.update(updates, s, params))
             new_state.append(s)
         return updates, tuple(new_state)
 
-    return GradientTransformation(init, update)
+    return GradientTransformationExtraArgs(init, update)
+
+
+def takes_extra_args(tx):
+    """Whether `tx.update` takes extra keyword arguments: a `GradientTransformationExtraArgs`,
+    or a plain one whose update has a `**kwargs` parameter."""
+    if isinstance(tx, GradientTransformationExtraArgs):
+        return True
+    try:
+        params = inspect.signature(tx.update).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is p.VAR_KEYWORD for p in params)
+
+
+def with_extra_args_support(tx):
+    """`tx` as a `GradientTransformationExtraArgs`: its `update` accepts extra keyword
+    arguments and ignores them (a transform that already takes them is returned as it is).
+
+    Args:
+      tx: a `GradientTransformation`.
+
+    Returns:
+      A `GradientTransformationExtraArgs`.
+
+    Example:
+      tx = with_extra_args_support(scale(-0.1))
+      updates, state = tx.update(grads, tx.init(params), params, value=loss)
+    """
+    if isinstance(tx, GradientTransformationExtraArgs):
+        return tx
+    if not isinstance(tx, GradientTransformation):
+        raise TypeError(f"with_extra_args_support: got a {type(tx).__name__}, not a "
+                        "GradientTransformation; build one with a transform such as "
+                        "fnad_optim.scale(0.1).")
+
+    def update(updates, state, params=None, **extra_args):
+        return tx.update(updates, state, params)
+
+    return GradientTransformationExtraArgs(tx.init, update)
 
 
 def apply_updates(params, updates):

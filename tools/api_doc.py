@@ -4,7 +4,7 @@ Each list is a block in docs/api.md between `<!-- api: NAME -->` and `<!-- /api 
 script replaces the text between them with one line per public name: its signature (as
 `inspect.signature` gives it, defaults written as code) and the first paragraph of its
 docstring. The names are every public name of fnad_nn, fnad_nn.init, fnad_nn.initializers,
-fnad_nn.models, fnad_nn.data and fnad_optim, and the graph API: fnad.make_graph,
+fnad_nn.models, fnad_nn.data, fnad_optim and fnad_optim.contrib, and the graph API: fnad.make_graph,
 fnad.named_scope, the Graph they give and what a function made by fnad.jit carries.
 
     python tools/api_doc.py            # rewrite docs/api.md
@@ -173,6 +173,7 @@ BLOCKS = {
     "fnad_nn_models": lambda: namespace_lines(fnad_nn.models),
     "fnad_nn_data": lambda: namespace_lines(fnad_nn.data),
     "fnad_optim": lambda: namespace_lines(fnad_optim),
+    "fnad_optim_contrib": lambda: namespace_lines(fnad_optim.contrib),
     "graph": graph_lines,
 }
 

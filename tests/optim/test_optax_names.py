@@ -1,6 +1,6 @@
 """docs/optim.md's table of optax names against the installed optax and fnad_optim: every
 optax name has a row, every counterpart exists, and no name fnad_optim has is listed as
-missing. Rows of the helper that builds L-BFGS (counterpart "h34-lbfgs") are accepted."""
+missing."""
 
 import importlib
 import re
@@ -15,8 +15,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "optim.md"
 NAMESPACES = {"optax": "fnad_optim", "optax.losses": "fnad_optim.losses",
               "optax.schedules": "fnad_optim.schedules",
               "optax.tree_utils": "fnad_optim.tree_utils",
-              "optax.projections": "fnad_optim.projections", "optax.contrib": None}
-PLACEHOLDER = "h34-lbfgs"
+              "optax.projections": "fnad_optim.projections",
+              "optax.contrib": "fnad_optim.contrib"}
 ROW = re.compile(r"^\| `([\w.]+)` \| (.+?) \| (.*?) ?\|$")
 
 
@@ -66,8 +66,6 @@ def test_counterparts_exist_and_reasons_are_honest(namespace):
     ours = NAMESPACES[namespace]
     ours_module = importlib.import_module(ours) if ours else None
     for name, (counterpart, note) in _table().get(namespace, {}).items():
-        if counterpart == PLACEHOLDER:
-            continue
         if counterpart == "—":
             assert note, f"{namespace}.{name}: give the reason there is no counterpart"
             assert ours_module is None or not hasattr(ours_module, name), (
@@ -82,10 +80,9 @@ def test_counterparts_exist_and_reasons_are_honest(namespace):
 
 def test_table_counts():
     rows = _table()
-    counts = {"matched": 0, "reason": 0, PLACEHOLDER: 0}
+    counts = {"matched": 0, "reason": 0}
     for section in rows.values():
         for counterpart, _ in section.values():
-            key = ("reason" if counterpart == "—" else
-                   PLACEHOLDER if counterpart == PLACEHOLDER else "matched")
+            key = "reason" if counterpart == "—" else "matched"
             counts[key] += 1
     assert counts["matched"] > 250, counts
