@@ -23,6 +23,7 @@ from ._core.backend import diagnose_impl_error as _diagnose_impl_error
 from ._core.devices import device_put as device_put
 from ._core.devices import devices as devices
 from ._core.devices import to_numpy as to_numpy
+from ._core.backend import Array as Array
 from ._core.heap import keep_freed_memory as _keep_freed_memory
 from ._core.tracer import UnexpectedTracerError as UnexpectedTracerError
 from ._core.tracer import register_array_methods as _register_array_methods
