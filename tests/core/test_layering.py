@@ -23,7 +23,8 @@ _spec.loader.exec_module(import_graph)
 # above `numpy` (its rules) and `_io` (its once-written checkpoints); nothing imports it but
 # the faces, and it imports neither `kernels` nor `scipy`.
 RANK = {"_core": 0, "_ad": 1, "_batching": 1, "_io": 1, "_graph": 2, "_jit": 3, "lax": 4,
-        "numpy": 4, "random": 5, "kernels": 6, "scipy": 6, "distributed": 6}
+        "numpy": 4, "random": 5, "kernels": 6, "scipy": 6, "distributed": 6,
+        "example_libraries": 6}
 FACE_RANK = 7
 CORE = ("_core", "_ad", "_batching", "_io", "_graph", "_jit")
 ARRAY_PACKAGES = ("numpy", "scipy", "kernels", "random")
