@@ -29,6 +29,7 @@ from ._core.devices import block_until_ready as block_until_ready
 from ._core.devices import device_put as device_put
 from ._core.devices import devices as devices
 from ._core.devices import to_numpy as to_numpy
+from ._core.backend import Array as Array
 from ._core.dlpack import from_dlpack as from_dlpack
 from ._core.dlpack import to_dlpack as to_dlpack
 from ._core.heap import keep_freed_memory as _keep_freed_memory

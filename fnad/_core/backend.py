@@ -19,7 +19,7 @@ import numpy as np
 
 from .tracer import Tracer, getval
 
-__all__ = ["array_module", "cupy_or_none", "is_array", "asarray_like",
+__all__ = ["Array", "array_module", "cupy_or_none", "is_array", "asarray_like",
            "gpu_unavailable_reason", "DeviceMismatchError", "mixed_device_error",
            "find_mixed_devices", "describe_array", "diagnose_impl_error", "DeviceBackend",
            "register_device_backend", "unregister_device_backend", "device_backend",
@@ -232,6 +232,26 @@ def cupy_module():
 
 def is_array(x):
     return isinstance(x, (np.ndarray, np.generic)) or is_device_array(x)
+
+
+class _ArrayMeta(type):
+    def __instancecheck__(cls, x):
+        return isinstance(x, Tracer) or is_array(x)
+
+
+class Array(metaclass=_ArrayMeta):
+    """What JAX calls `jax.Array`, for `isinstance` checks and annotations: a NumPy array or
+    scalar (fnad's reductions return NumPy scalars where JAX returns 0-d arrays), a device
+    (CuPy) array, or a traced value inside a transform. fnad has no array type of its own;
+    nothing is ever an instance made from this class.
+
+    Example:
+      isinstance(fnad.numpy.arange(5), fnad.Array)     # True
+    """
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("fnad.Array is not constructed: fnad's arrays are NumPy's or CuPy's; "
+                        "make one with fnad.numpy.asarray(x).")
 
 
 def asarray_like(x):

@@ -69,14 +69,8 @@ def erfinv(xp, x):
         # Newton's steps (from 1.5 on) converge quadratically, not cubically: one more step
         # there, and five beyond 1 - 6e-8 where the float32 fit starts far off; per entry,
         # so that an entry never depends on the others
-        p = p.reshape(-1)
-        for more, sel in ((1, xp.abs(p) >= _CF_FROM), (4, (w >= 16.5).reshape(-1))):
-            if sel.any():
-                pf, yf = p[sel], y.reshape(-1)[sel]
-                for _ in range(more):
-                    pf = _refine64(xp, yf, pf)
-                p[sel] = pf
-        p = p.reshape(x.shape)
+        for more, sel in ((1, xp.abs(p) >= _CF_FROM), (4, w >= 16.5)):
+            p = _refine_where(xp, y, p, sel, more)
     return xp.where(edge, xp.copysign(dtype.type(np.inf), x), p)
 
 
@@ -104,21 +98,56 @@ def _refine64(xp, y, x):
     far guesses as log erfc is nearly -x^2. Each branch runs on its own entries only."""
     shape = x.shape
     a, ax = xp.abs(y).reshape(-1), xp.abs(x).reshape(-1)
-    out = ax.copy()
     low = ax < _CF_FROM
+    if not _on_host(xp):  # no data-dependent branch on a device: both branches, selected
+        out = xp.where(low, _halley_low(xp, xp.where(low, ax, 0.5), a),
+                       _newton_high(xp, xp.where(low, 2.0, ax), xp.where(low, 0.5, a)))
+        return xp.copysign(out.reshape(shape), y)
+    out = ax.copy()
     if low.any():
-        xs, al = ax[low], a[low]
-        x2 = xs * xs
-        scale = _TWO_OVER_SQRT_PI * exp(xp, -x2)  # erf'(x)
-        r = (scale * (xs * horner(x2, _ERF_SERIES, xs.dtype)) - al) / scale
-        out[low] = xs - r / (1.0 + xs * r)
+        out[low] = _halley_low(xp, ax[low], a[low])
     high = ~low
     if high.any():
-        xc, ah = ax[high], a[high]
-        k = _cf_denominator(xc)
-        log_erfc = -xc * xc - log(xp, math.sqrt(math.pi) * k)
-        out[high] = xc + (log_erfc - log(xp, 1.0 - ah)) / (2.0 * k)
+        out[high] = _newton_high(xp, ax[high], a[high])
     return xp.copysign(out.reshape(shape), y)
+
+
+def _on_host(xp):
+    return xp is np
+
+
+def _halley_low(xp, xs, al):
+    """A Halley step on erf(x) - y for x < 1.5 (x, y >= 0)."""
+    x2 = xs * xs
+    scale = _TWO_OVER_SQRT_PI * exp(xp, -x2)  # erf'(x)
+    r = (scale * (xs * horner(x2, _ERF_SERIES, xs.dtype)) - al) / scale
+    return xs - r / (1.0 + xs * r)
+
+
+def _newton_high(xp, xc, ah):
+    """A Newton step on log erfc(x) = log(1 - y) for x >= 1.5 (x, y >= 0)."""
+    k = _cf_denominator(xc)
+    log_erfc = -xc * xc - log(xp, math.sqrt(math.pi) * k)
+    return xc + (log_erfc - log(xp, 1.0 - ah)) / (2.0 * k)
+
+
+def _refine_where(xp, y, p, sel, steps):
+    """`steps` more refinements of p = erfinv(y) where `sel` holds (on the host only on the
+    selected entries; on a device on all, then selected, so no value is read back)."""
+    if not _on_host(xp):
+        q = p
+        for _ in range(steps):
+            q = _refine64(xp, y, q)
+        return xp.where(sel, q, p)
+    sel = sel.reshape(-1)
+    if not sel.any():
+        return p
+    flat = p.reshape(-1)
+    pf, yf = flat[sel], y.reshape(-1)[sel]
+    for _ in range(steps):
+        pf = _refine64(xp, yf, pf)
+    flat[sel] = pf
+    return flat.reshape(p.shape)
 
 
 # Numerical Recipes' erfc approximation (fractional error below 1.2e-7 everywhere):

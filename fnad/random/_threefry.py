@@ -119,16 +119,19 @@ key = PRNGKey
 
 @random_primitive
 def split(key, num=2):
-    """`num` new independent keys from `key`, as a uint32 array of shape (num, 2).
+    """`num` new independent keys from `key`, as a uint32 array of shape (num, 2) (or
+    (*num, 2) for a tuple `num`, as JAX).
 
     Example:
       key, subkey = fnad.random.split(key)
       keys = fnad.random.split(key, 8)      # keys[i] is a key
     """
     k = check_key(key, "split")
-    num = operator.index(num)
+    shape = tuple(operator.index(n) for n in num) if isinstance(num, (tuple, list)) else (
+        operator.index(num),)
+    num = math.prod(shape)
     xp = array_module(k)
-    return threefry_2x32(k, xp.arange(num * 2, dtype=xp.uint32)).reshape(num, 2)
+    return threefry_2x32(k, xp.arange(num * 2, dtype=xp.uint32)).reshape(*shape, 2)
 
 
 @random_primitive

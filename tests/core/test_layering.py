@@ -28,7 +28,7 @@ _spec.loader.exec_module(import_graph)
 # `random` (whose samplers may loop with lax.while_loop, as JAX's gamma does).
 RANK = {"_core": 0, "_ad": 1, "_batching": 1, "_io": 1, "_graph": 2, "_jit": 3, "numpy": 4,
         "lax": 5, "random": 6, "kernels": 7, "scipy": 7, "distributed": 7,
-        "export": 7, "autograd": 8}
+        "export": 7, "example_libraries": 7, "autograd": 8}
 FACE_RANK = 9
 CORE = ("_core", "_ad", "_batching", "_io", "_graph", "_jit")
 ARRAY_PACKAGES = ("numpy", "scipy", "kernels", "random")

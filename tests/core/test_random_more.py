@@ -184,6 +184,7 @@ def test_distribution_moments():
 
 def test_keys_and_errors():
     k = jr.key(0)
+    np.testing.assert_array_equal(jr.split(k, (2, 3)), jr.split(k, 6).reshape(2, 3, 2))
     assert jr.key_data(k) is k and jr.clone(k) is k
     np.testing.assert_array_equal(jr.wrap_key_data(np.array([0, 42], np.uint32)), jr.PRNGKey(42))
     with pytest.raises(TypeError, match="key_data"):
