@@ -8,3 +8,4 @@ from ._ad.remat import everything_saveable as everything_saveable
 from ._ad.remat import nothing_saveable as nothing_saveable
 from ._ad.remat import save_anything_except_these_names as save_anything_except_these_names
 from ._ad.remat import save_only_these_names as save_only_these_names
+from ._ad.remat import save_any_names_but_these as save_any_names_but_these

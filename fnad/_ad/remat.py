@@ -13,7 +13,8 @@ from .._core.tracer import primitive
 
 __all__ = ["CheckpointName", "checkpoint_name", "nothing_saveable", "everything_saveable",
            "dots_saveable", "checkpoint_dots", "dots_with_no_batch_dims_saveable",
-           "save_only_these_names", "save_anything_except_these_names", "DOT_PRIMITIVES"]
+           "save_only_these_names", "save_anything_except_these_names", "save_any_names_but_these",
+           "DOT_PRIMITIVES"]
 
 
 class CheckpointName(str):
@@ -94,3 +95,6 @@ def save_anything_except_these_names(*names):
     def policy(prim, *args, **kwargs):
         return not (prim is _name.primitive and kwargs.get("name") in drop)
     return policy
+
+
+save_any_names_but_these = save_anything_except_these_names  # JAX's other name for it

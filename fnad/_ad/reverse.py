@@ -16,7 +16,8 @@ from .values import (ValueTracer, add_cotangents, fit_cotangent, pass_through, s
                      zeros_like_value)
 
 __all__ = ["RevTrace", "RevTracer", "backward", "CustomNode", "trace_reverse", "pull_back",
-           "rule_cotangents", "custom_jvp_cotangents", "ReplayTrace", "tape_bytes"]
+           "rule_cotangents", "custom_jvp_cotangents", "ReplayTrace", "tape_bytes",
+           "tape_residuals"]
 
 _PROJ = object()  # tape marker: output k of a multiple-result node
 
@@ -234,27 +235,34 @@ class ReplayTrace(RevTrace):
         return self.record(prim, ans, vals, kwargs, parents)
 
 
-def tape_bytes(trace):
-    """The bytes of the distinct arrays `trace`'s tape keeps for its backward pass (the
-    residuals): each entry's inputs and results, and what checkpoint nodes keep."""
-    seen, total = set(), 0
+def tape_residuals(trace):
+    """The distinct arrays `trace`'s tape keeps for its backward pass, each with where it
+    comes from: [(array, "output of <primitive>" | "input of <primitive>" | "saved by
+    checkpoint <name>")], in tape order (each entry's results, inputs, checkpoint saves)."""
+    seen, found = set(), []
 
-    def add(x):
-        nonlocal total
+    def add(x, where):
         if isinstance(x, (tuple, list)):
             for y in x:
-                add(y)
+                add(y, where)
         elif hasattr(x, "nbytes") and not isinstance(x, Tracer) and id(x) not in seen:
             seen.add(id(x))
-            total += int(x.nbytes)
+            found.append((x, where))
 
     for e in trace.tape:
         if e is None or e[0] is _PROJ:
             continue
-        add(e[1])
-        add(e[2])
-        add(getattr(e[0], "residuals", ()))
-    return total
+        name = getattr(e[0], "name", "?")
+        add(e[1], f"output of {name}")
+        add(e[2], f"input of {name}")
+        add(getattr(e[0], "residuals", ()), f"saved by checkpoint {name}")
+    return found
+
+
+def tape_bytes(trace):
+    """The bytes of the distinct arrays `trace`'s tape keeps for its backward pass (the
+    residuals): each entry's inputs and results, and what checkpoint nodes keep."""
+    return sum(int(x.nbytes) for x, _ in tape_residuals(trace))
 
 
 def _real_if_real(c, x):

@@ -11,7 +11,7 @@ from .._core.rules import defbatch
 from .._core.tracer import Tracer, getval, primitive, require_callable
 from .._core.tree import leaf_path, tree_flatten, tree_unflatten
 from .forward import trace_forward, unbox_forward
-from .reverse import pull_back, tape_bytes, trace_reverse
+from .reverse import pull_back, tape_bytes, tape_residuals, trace_reverse
 from .values import fit_cotangent, shape_dtype, zeros_like_value
 
 __all__ = ["vjp", "grad", "value_and_grad", "jvp", "stop_gradient", "argnums_tuple",
@@ -163,6 +163,7 @@ def _vjp(fun, primals, has_aux, argnums=None, once=False, name="vjp", user_fun=N
         return tuple(tree_unflatten(in_tree, res))
 
     vjp_fun.residual_bytes = lambda: tape_bytes(trace)
+    vjp_fun.residuals = lambda: tape_residuals(trace)
     out_primal = tree_unflatten(out_tree, out_vals)
     return (out_primal, vjp_fun, aux) if has_aux else (out_primal, vjp_fun)
 

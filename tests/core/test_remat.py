@@ -131,3 +131,23 @@ def test_matches_jax():
     theirs = jax.grad(lambda x: net_j(x, jax.checkpoint(block_j, policy=pol)))(X)
     ours = fnad.grad(lambda x: net(x, fnad.checkpoint(block, policy=POLICIES["names"])))(X)
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+def test_print_saved_residuals_names_arguments_and_checkpoint_saves(capsys):
+    def g(w, x):
+        return fnp.sin(fnp.dot(w, x))
+
+    w1, w2 = np.ones((5, 4), np.float32), np.ones((6, 5), np.float32)
+    x = np.ones(4, np.float32)
+    plain = fnad.ad_checkpoint.saved_residuals(lambda w1, w2, x: g(w2, g(w1, x)), w1, w2, x)
+    kept = fnad.ad_checkpoint.saved_residuals(
+        lambda w1, w2, x: fnad.checkpoint(g)(w2, fnad.checkpoint(g)(w1, x)), w1, w2, x)
+    assert ("from the argument w1" in [d for _, d in plain]
+            and (5,) in [s.shape for s, d in plain if d == "output of sin"])
+    assert not any("sin" in d or "matmul" in d for _, d in kept)  # checkpoint keeps its inputs
+    assert sum(1 for _, d in kept if d.startswith("output of checkpoint")) == 2
+    fnad.ad_checkpoint.print_saved_residuals(lambda w, x: g(w, x), w1, x)
+    out = capsys.readouterr().out.splitlines()
+    assert "f32[5,4] from the argument w" in out and "f32[4] from the argument x" in out
+    assert (fnad.checkpoint_policies.save_any_names_but_these
+            is fnad.checkpoint_policies.save_anything_except_these_names)
