@@ -120,3 +120,46 @@ def test_vmap_and_jit(name, f):
     jitted = fnad.jit(one)(A8)
     assert jitted.dtype == np.int32
     np.testing.assert_array_equal(jitted, want[0])
+
+
+# ----------------------------------------------------------------------------- dtype= of sums
+
+INT_TYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32, np.uint64]
+
+
+@pytest.mark.parametrize("fname", ["sum", "prod", "cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", [None, np.int8, np.int16, np.int32, np.uint16, np.int64,
+                                   np.float32])
+def test_integer_dtype_is_honoured_as_numpy_does(fname, dtype):
+    # NumPy: without dtype= small integers (and booleans) accumulate in the platform integer;
+    # with dtype=int32 the result is int32
+    for t in INT_TYPES:
+        a = (np.arange(12).reshape(3, 4) % 5 + 1).astype(t)
+        for axis in (None, 1):
+            got = getattr(fnp, fname)(a, axis=axis, dtype=dtype)
+            want = getattr(np, fname)(a, axis=axis, dtype=dtype)
+            assert np.asarray(got).dtype == np.asarray(want).dtype, (t, axis)
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fname", ["sum", "prod", "cumsum", "cumprod"])
+def test_integer_dtype_under_jit_and_vmap(fname):
+    a = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
+    f = getattr(fnp, fname)
+    want = getattr(np, fname)(a, axis=1, dtype=np.int16)
+    assert want.dtype == np.int16
+    got_jit = fnad.jit(lambda x: f(x, axis=1, dtype=np.int16))(a)
+    got_vmap = fnad.vmap(lambda x: f(x, axis=0, dtype=np.int16))(a)
+    for got in (got_jit, got_vmap):
+        assert got.dtype == np.int16
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fname", ["prod", "cumsum", "cumprod"])
+def test_float_dtype_keeps_gradients(fname):
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    f = getattr(fnp, fname)
+    g = fnad.grad(lambda v: fnp.sum(f(v, axis=1, dtype=np.float64)))(x)
+    g64 = fnad.grad(lambda v: fnp.sum(f(v, axis=1)))(x.astype(np.float64))
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, g64, rtol=1e-5)
