@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from .._core.abstract import aval_of
-from ._elementwise import check_precision
+from ..numpy._precision import preferred_operands
 from ._reduce import padtype_to_pads
 from ._structural import pad
 
@@ -121,11 +121,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     Example:
       conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
     """
-    check_precision("lax.conv_general_dilated", precision)
-    x, w = fnp.asarray(lhs), fnp.asarray(rhs)
-    if preferred_element_type is not None:
-        dt = np.dtype(preferred_element_type)
-        x, w = x.astype(dt), w.astype(dt)
+    x, w = preferred_operands("lax.conv_general_dilated", (lhs, rhs), precision,
+                              preferred_element_type)
     dn = conv_dimension_numbers(aval_of(x).shape, aval_of(w).shape, dimension_numbers)
     # channels last inside: (n, *spatial, c), so each tap is a (n * positions, c) block
     x = fnp.transpose(x, (dn.lhs_spec[0],) + tuple(dn.lhs_spec[2:]) + (dn.lhs_spec[1],))

@@ -16,6 +16,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._ad.transforms import stop_gradient as _stop_gradient
 from .._core.abstract import aval_of
+from ..numpy._precision import Precision, check_precision  # noqa: F401 (re-exported)
 
 __all__ = ["add", "sub", "mul", "div", "rem", "max", "min", "neg", "exp", "exp2", "log",
            "log1p", "expm1", "tanh", "logistic", "rsqrt", "sqrt", "cbrt", "square",
@@ -286,34 +287,6 @@ def convert_element_type(operand, new_dtype):
 def stop_gradient(x):
     """`x`, with no derivative flowing through it (`jax.lax.stop_gradient`); pytrees too."""
     return _stop_gradient(x)
-
-
-class Precision(enum.Enum):
-    """`jax.lax.Precision`, accepted wherever lax takes `precision=` and otherwise ignored:
-    NumPy (and CuPy) multiply in the operands' own dtype, so every value is HIGHEST."""
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    def __str__(self):
-        return self.name
-
-
-_PRECISION_NAMES = {"default": Precision.DEFAULT, "fastest": Precision.DEFAULT,
-                    "bfloat16": Precision.DEFAULT, "high": Precision.HIGH,
-                    "bfloat16_3x": Precision.HIGH, "tensorfloat32": Precision.HIGH,
-                    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST}
-
-
-def check_precision(fname, precision):
-    """Validate a `precision=` argument (None, a Precision, its name, or a pair of them)."""
-    items = precision if isinstance(precision, (tuple, list)) else (precision,)
-    for p in items:
-        ok = p is None or isinstance(p, Precision) or (
-            isinstance(p, str) and p.lower() in _PRECISION_NAMES)
-        if not ok:
-            raise ValueError(f"{fname}: precision must be None, a lax.Precision, one of "
-                             f"{sorted(_PRECISION_NAMES)} or a pair of them, got {p!r}.")
 
 
 def full(shape, fill_value, dtype=None):

@@ -14,6 +14,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._core.abstract import aval_of
 from .._core.tree import tree_flatten, tree_unflatten
+from ..numpy._precision import preferred_operands
 from . import _elementwise as _ew
 from ._structural import pad, scalar_like
 
@@ -239,13 +240,6 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def _preferred(x, y, preferred_element_type):
-    if preferred_element_type is None:
-        return fnp.asarray(x), fnp.asarray(y)
-    dt = np.dtype(preferred_element_type)
-    return fnp.asarray(x).astype(dt), fnp.asarray(y).astype(dt)
-
-
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """The general tensor contraction (`jax.lax.dot_general`): `dimension_numbers` is
     `((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))`; the result's axes are
@@ -255,10 +249,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     Example:
       dot_general(a, b, (((2,), (1,)), ((0,), (0,))))  # batched a @ b
     """
-    _ew.check_precision("lax.dot_general", precision)
     (lc, rc), (lb, rb) = dimension_numbers
     lc, rc, lb, rb = (tuple(int(d) for d in t) for t in (lc, rc, lb, rb))
-    x, y = _preferred(lhs, rhs, preferred_element_type)
+    x, y = preferred_operands("lax.dot_general", (lhs, rhs), precision, preferred_element_type)
     xs, ys = aval_of(x).shape, aval_of(y).shape
     ok = (len(lc) == len(rc) and len(lb) == len(rb)
           and all(0 <= d < len(xs) for d in lc + lb) and all(0 <= d < len(ys) for d in rc + rb)

@@ -16,6 +16,7 @@ from .._core.tracer import getval
 from .._core.abstract import ShapedArray
 from .._batching.families import to_front
 from .._core.rules import defabstract_eval, defbatch, defjvp_linear, defvjp
+from ._precision import preferred_operands
 from ._util import dtype_of, shape, wrap
 
 _MAX_OPERANDS = 32
@@ -86,9 +87,13 @@ def _interleaved(args):
     return ",".join(subs) + ("" if out is None else "->" + out), ops
 
 
-def einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
+def einsum(subscripts, *operands, out=None, optimize=False, precision=None,
+           preferred_element_type=None, **kwargs):
     """Einstein summation (string subscripts, with ellipses, repeated labels and implicit
     output; or NumPy's interleaved operand/sublist form), differentiable in every operand.
+    `precision=` (JAX's) is validated and ignored: NumPy multiplies in the operands' own
+    dtype; `preferred_element_type=` converts the operands first, so the sum is computed and
+    returned in that dtype.
 
     Example:
       fnp.einsum("bij,bjk->bik", x, y)
@@ -99,6 +104,9 @@ def einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
     if out is not None or kwargs:
         raise TypeError("fnad.numpy.einsum: out=, dtype=, order= and casting= are not "
                         "supported; cast the operands first.")
+    if precision is not None or preferred_element_type is not None:
+        operands = preferred_operands("fnad.numpy.einsum", operands, precision,
+                                      preferred_element_type)
     if len(operands) > _MAX_OPERANDS:
         raise ValueError(f"fnad.numpy.einsum: at most {_MAX_OPERANDS} operands.")
     norm = normalize_subscripts(subscripts, [shape(o) for o in operands])

@@ -6,9 +6,30 @@ from .. import numpy as fnp
 from .._core.abstract import ShapedArray, xp_of
 from .._batching.families import logical_ndim, to_front
 from .._core.rules import as_primitive, defabstract_eval, defbatch, defjvp_linear, defvjp
+from ._precision import preferred_operands
 from ._util import ndim, shape, unbroadcast, wrap
 
-matmul = wrap(np.matmul)
+_matmul = wrap(np.matmul)  # np.matmul itself, registered as a primitive
+
+
+def matmul(a, b, /, *, precision=None, preferred_element_type=None, **kwargs):
+    """Matrix product with NumPy's broadcasting rules (np.matmul; the @ operator).
+    `precision=` (JAX's) is validated and ignored: NumPy multiplies in the operands' own
+    dtype. `preferred_element_type=` converts the operands first, so the product is computed
+    and returned in that dtype. Other keywords go to np.matmul."""
+    if kwargs or precision is not None or preferred_element_type is not None:
+        return _matmul_kw(a, b, precision, preferred_element_type, kwargs)
+    return _matmul(a, b)  # the plain path: one call of np.matmul
+
+
+matmul.primitive = as_primitive(_matmul)  # rules registered for np.matmul serve it
+
+
+def _matmul_kw(a, b, precision, preferred_element_type, kwargs):
+    if precision is not None or preferred_element_type is not None:
+        a, b = preferred_operands("fnad.numpy.matmul", (a, b), precision,
+                                  preferred_element_type)
+    return _matmul(a, b, **kwargs)
 
 
 def _swap(x):
@@ -22,8 +43,8 @@ def _vjp_matmul_a(g, ans, a, b):
             return g * b
         return unbroadcast(fnp.expand_dims(g, -1) * b, shape(a))
     if ndim(a) == 1:
-        return unbroadcast(fnp.matmul(b, fnp.expand_dims(g, -1))[..., 0], shape(a))
-    return unbroadcast(fnp.matmul(g, _swap(b)), shape(a))
+        return unbroadcast(_matmul(b, fnp.expand_dims(g, -1))[..., 0], shape(a))
+    return unbroadcast(_matmul(g, _swap(b)), shape(a))
 
 
 def _vjp_matmul_b(g, ans, a, b):
@@ -32,8 +53,8 @@ def _vjp_matmul_b(g, ans, a, b):
             return g * a
         return unbroadcast(fnp.expand_dims(a, -1) * fnp.expand_dims(g, -2), shape(b))
     if ndim(b) == 1:
-        return unbroadcast(fnp.matmul(fnp.expand_dims(g, -2), a)[..., 0, :], shape(b))
-    return unbroadcast(fnp.matmul(_swap(a), g), shape(b))
+        return unbroadcast(_matmul(fnp.expand_dims(g, -2), a)[..., 0, :], shape(b))
+    return unbroadcast(_matmul(_swap(a), g), shape(b))
 
 
 def _lift_to(x, r):
@@ -74,26 +95,36 @@ def matmul_batch(matmul):
     return rule
 
 
-defvjp(matmul, _vjp_matmul_a, _vjp_matmul_b)
-defjvp_linear(matmul, argnums=(0, 1))
-defbatch(matmul, matmul_batch(matmul))
+defvjp(_matmul, _vjp_matmul_a, _vjp_matmul_b)
+defjvp_linear(_matmul, argnums=(0, 1))
+defbatch(_matmul, matmul_batch(_matmul))
 
 
-def dot(a, b, out=None):
+def _preferred(fname, a, b, precision, preferred_element_type):
+    if precision is None and preferred_element_type is None:
+        return a, b
+    return preferred_operands(f"fnad.numpy.{fname}", (a, b), precision, preferred_element_type)
+
+
+def dot(a, b, out=None, *, precision=None, preferred_element_type=None):
     """Dot product with NumPy's rules (matmul for 1-D/2-D, sum-product over the last axis
-    of `a` and the second-to-last of `b` for N-D)."""
+    of `a` and the second-to-last of `b` for N-D). `precision=` and
+    `preferred_element_type=` as in `matmul` (JAX's; the precision is ignored)."""
     if out is not None:
         raise TypeError("fnad.numpy.dot: out= is not supported; use the returned array.")
+    a, b = _preferred("dot", a, b, precision, preferred_element_type)
     if ndim(a) == 0 or ndim(b) == 0:
         return fnp.multiply(a, b)
     if ndim(a) <= 2 and ndim(b) <= 2:
-        return matmul(a, b)
+        return _matmul(a, b)
     return fnp.tensordot(a, b, axes=([ndim(a) - 1], [max(ndim(b) - 2, 0)]))
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum products over the given axes (an int N: the last N of `a` with the first N of
-    `b`; or a pair of axis lists). Built from transpose, reshape and matmul."""
+    `b`; or a pair of axis lists). Built from transpose, reshape and matmul. `precision=`
+    and `preferred_element_type=` as in `matmul`."""
+    a, b = _preferred("tensordot", a, b, precision, preferred_element_type)
     na, nb = ndim(a), ndim(b)
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
@@ -113,11 +144,13 @@ def tensordot(a, b, axes=2):
     at = fnp.reshape(fnp.transpose(a, free_a + ax_a), (-1, k))
     bt = fnp.reshape(fnp.transpose(b, ax_b + free_b), (k, -1))
     out_shape = tuple(sa[i] for i in free_a) + tuple(sb[i] for i in free_b)
-    return fnp.reshape(matmul(at, bt), out_shape)
+    return fnp.reshape(_matmul(at, bt), out_shape)
 
 
-def inner(a, b):
-    """Inner product over the last axes (a product when either is 0-d)."""
+def inner(a, b, *, precision=None, preferred_element_type=None):
+    """Inner product over the last axes (a product when either is 0-d). `precision=` and
+    `preferred_element_type=` as in `matmul`."""
+    a, b = _preferred("inner", a, b, precision, preferred_element_type)
     if ndim(a) == 0 or ndim(b) == 0:
         return fnp.multiply(a, b)
     return tensordot(a, b, axes=([-1], [-1]))
@@ -171,9 +204,11 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     return fnp.moveaxis(res, -1, axisc)
 
 
-def vdot(a, b):
-    """Dot product of the flattened inputs, the first conjugated (complex inputs too)."""
-    return matmul(fnp.conj(fnp.ravel(a)), fnp.ravel(b))
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    """Dot product of the flattened inputs, the first conjugated (complex inputs too).
+    `precision=` and `preferred_element_type=` as in `matmul`."""
+    a, b = _preferred("vdot", a, b, precision, preferred_element_type)
+    return _matmul(fnp.conj(fnp.ravel(a)), fnp.ravel(b))
 
 
 def vecdot(x1, x2, /, *, axis=-1):
@@ -183,12 +218,12 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 def matvec(x1, x2, /):
     """Matrix-vector product over the last axes, broadcasting the others (NumPy 2.2)."""
-    return matmul(x1, fnp.expand_dims(x2, -1))[..., 0]
+    return _matmul(x1, fnp.expand_dims(x2, -1))[..., 0]
 
 
 def vecmat(x1, x2, /):
     """Vector-matrix product over the last axes, broadcasting the others (NumPy 2.2)."""
-    return matmul(fnp.expand_dims(fnp.conj(x1), -2), x2)[..., 0, :]
+    return _matmul(fnp.expand_dims(fnp.conj(x1), -2), x2)[..., 0, :]
 
 # ----------------------------------------------------------------------------- abstract evaluation
 
@@ -208,7 +243,7 @@ def _matmul_aval(a, b):
     return ShapedArray(out, dtype, xp=xp_of((a, b)))
 
 
-defabstract_eval(matmul, _matmul_aval)
+defabstract_eval(_matmul, _matmul_aval)
 
 
 def _as_1d(v, fname):
@@ -234,7 +269,7 @@ def convolve(a, v, mode="full"):
         raise ValueError(f"fnad.numpy.convolve: mode {mode!r} is not 'full', 'same' or 'valid'.")
     padded = fnp.pad(a, (m - 1, m - 1))
     windows = padded[np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]]
-    full = fnp.matmul(windows, fnp.flip(v))
+    full = _matmul(windows, fnp.flip(v))
     if mode == "same":
         start = (m - 1) // 2
         return full[start:start + n]

@@ -77,10 +77,25 @@ min = _reduction(wrap(np.min), "min")
 any = _reduction(wrap_nondiff(np.any, "any"), "any")
 all = _reduction(wrap_nondiff(np.all, "all"), "all")
 count_nonzero = accepts_sequences(wrap_nondiff(np.count_nonzero, "count_nonzero"))
-_prod_p = wrap(lambda a, axis=None, keepdims=False: np.prod(a, axis=axis, keepdims=keepdims),
-               "prod")
-_cumsum_p = wrap(lambda a, axis: np.cumsum(a, axis=axis), "cumsum")
-_cumprod_p = wrap(lambda a, axis: np.cumprod(a, axis=axis), "cumprod")
+# in the operand's own dtype: the callers convert first (to `dtype=`, or NumPy's accumulator)
+_prod_p = wrap(lambda a, axis=None, keepdims=False: np.prod(a, axis=axis, keepdims=keepdims,
+                                                            dtype=a.dtype), "prod")
+_cumsum_p = wrap(lambda a, axis: np.cumsum(a, axis=axis, dtype=a.dtype), "cumsum")
+_cumprod_p = wrap(lambda a, axis: np.cumprod(a, axis=axis, dtype=a.dtype), "cumprod")
+
+
+def _in_dtype(a, dtype):
+    """`a` converted to `dtype`; without one, NumPy's accumulator for sums and products:
+    booleans and integers narrower than the platform integer widen to it (unsigned to
+    unsigned), other dtypes stay."""
+    if dtype is not None:
+        return fnp.astype(a, dtype, copy=False)
+    dt = dtype_of(a)
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < np.dtype(np.int_).itemsize):
+        return fnp.asarray(a, dtype=np.int_)
+    if dt.kind == "u" and dt.itemsize < np.dtype(np.uint).itemsize:
+        return fnp.asarray(a, dtype=np.uint)
+    return a
 
 
 def _no_out(fname, out):
@@ -97,10 +112,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     """
     _no_out("prod", out)
     a = as_input(a)
-    if dtype is not None:
-        a = fnp.astype(a, dtype, copy=False)
-    elif dtype_of(a).kind in "biu":
-        a = fnp.asarray(a, dtype=np.result_type(dtype_of(a), np.int_))
+    a = _in_dtype(a, dtype)
     if where is not None:
         a = fnp.where(where, a, fnp.ones_like(a))
     if ndim(a) == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
@@ -114,9 +126,7 @@ def _cumulative(prim, a, axis, dtype, out):
     """cumsum's and cumprod's shared body: `prim` along `axis` (of the flattened array when
     axis is None), after a cast to `dtype`."""
     _no_out(prim.__name__, out)
-    a = as_input(a)
-    if dtype is not None:
-        a = fnp.astype(a, dtype, copy=False)
+    a = _in_dtype(as_input(a), dtype)
     if axis is None:
         a, axis = fnp.ravel(a), 0
     elif ndim(a) == 0:  # NumPy takes axis 0 or -1 of a 0-d array as that of a 1-element one
