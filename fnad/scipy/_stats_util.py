@@ -1,6 +1,7 @@
 """Helpers shared by the fnad.scipy.stats families: argument conversion, the family
 namespace objects, masking that keeps gradients finite, and sampling from fnad.random keys."""
 
+import sys
 import functools
 
 import numpy as np
@@ -136,3 +137,9 @@ class Family:
 
     def __repr__(self):
         return f"<fnad.scipy.stats.{self.name}: {', '.join(self._functions)}>"
+
+
+def stand_in_for_module(name, family):
+    """Make `family` what `import <name>` gives (fnad/scipy/stats/<family>.py): JAX's
+    `jax.scipy.stats.norm` is a module of functions, fnad's the object with those methods."""
+    sys.modules[name] = family

@@ -400,3 +400,11 @@ def test_stats_broadcasting(name):
         ours = getattr(f, m)(x, *sh, loc, scale)
         expected = getattr(ref, m)(x, *sh, loc, scale)
         assert ours.shape == expected.shape and _rel(ours, expected) < 1e-12
+
+
+def test_each_stats_family_imports_as_a_module_as_in_jax():
+    import importlib
+    for name in fst.__all__:
+        assert importlib.import_module(f"fnad.scipy.stats.{name}") is getattr(fst, name), name
+    import fnad.scipy.stats.norm as norm  # JAX's advi example: import jax.scipy.stats.norm
+    assert norm is fst.norm and np.isclose(norm.logpdf(0.0), -0.5 * np.log(2 * np.pi))

@@ -7,9 +7,12 @@ Not differentiable: the shape parameters of the t and beta cdf/sf/ppf and binom'
 cdf/sf (the incomplete beta function has no shape derivative here; asking raises
 NotImplementedError), second derivatives in the gamma/chi2 shape parameter of cdf/sf/ppf,
 and sampling in the shape parameters of gamma-based families.
+
+`import fnad.scipy.stats.norm as norm` (JAX's `jax.scipy.stats.norm` module form) gives the
+same family object: each family's module puts the object in its place.
 """
 
-from ._stats_continuous import (
+from .._stats_continuous import (
     beta as beta,
     cauchy as cauchy,
     chi2 as chi2,
@@ -21,8 +24,8 @@ from ._stats_continuous import (
     t as t,
     uniform as uniform,
 )
-from ._stats_discrete import bernoulli as bernoulli, binom as binom, poisson as poisson
-from ._stats_multivariate import dirichlet as dirichlet, multivariate_normal as multivariate_normal
+from .._stats_discrete import bernoulli as bernoulli, binom as binom, poisson as poisson
+from .._stats_multivariate import dirichlet as dirichlet, multivariate_normal as multivariate_normal
 
 __all__ = ["bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma",
            "laplace", "logistic", "multivariate_normal", "norm", "poisson", "t", "uniform"]

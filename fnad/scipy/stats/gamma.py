@@ -1,0 +1,4 @@
+"""`import fnad.scipy.stats.gamma` (JAX's module form): the family object itself."""
+from .._stats_util import stand_in_for_module
+from .._stats_continuous import gamma
+stand_in_for_module(__name__, gamma)
