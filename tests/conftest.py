@@ -13,3 +13,18 @@ import fnad
 def _no_jit_traces_from_earlier_tests():
     fnad.clear_caches()
     yield
+
+
+@pytest.fixture
+def jax_x32():
+    """JAX in its default 32-bit mode for one test (modules that compare in float64 switch
+    jax_enable_x64 on when they are imported, which lasts for the session), restored after."""
+    try:
+        import jax
+    except ImportError:
+        yield
+        return
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", False)
+    yield
+    jax.config.update("jax_enable_x64", old)

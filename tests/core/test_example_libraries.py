@@ -9,6 +9,9 @@ import fnad.random as jr
 from fnad.example_libraries import optimizers as fo
 from fnad.example_libraries import stax as fs
 
+# JAX compares in its default float32 mode here (see tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("jax_x32")
+
 
 def _net(S):
     return S.serial(S.Dense(8), S.Relu, S.FanOut(2),

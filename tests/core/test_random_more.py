@@ -9,6 +9,9 @@ import fnad.lax as lax
 import fnad.numpy as fnp
 import fnad.random as jr
 
+# JAX compares in its default float32 mode here (see tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("jax_x32")
+
 KEY = jr.PRNGKey(0)
 
 

@@ -9,6 +9,9 @@ import fnad.random as jr
 import fnad_nn as nn
 from fnad.test_util import check_grads
 
+# JAX compares in its default float32 mode here (see tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("jax_x32")
+
 ACTS = ["elu", "selu", "celu", "relu6", "hard_tanh", "hard_sigmoid", "hard_silu",
         "hard_swish", "log_sigmoid", "swish", "soft_sign", "mish", "squareplus", "sparse_plus",
         "sparse_sigmoid", "standardize", "glu", "logsumexp", "identity", "silu", "relu",
