@@ -199,7 +199,9 @@ WRAPPERS = ["masked", "apply_if_finite", "partition", "named_chain", "conditiona
             "conditionally_transform", "MultiSteps", "inject_hyperparams", "polyak_sgd"]
 
 
-@pytest.mark.parametrize("kind", WRAPPERS)
+@pytest.mark.parametrize("kind", [  # these two compile optax's lax.cond per step (seconds)
+    pytest.param(k, marks=pytest.mark.slow) if k in ("MultiSteps", "conditionally_transform")
+    else k for k in WRAPPERS])
 def test_wrappers_pass_extra_args_on_as_optax(kind):
     """A wrapper around a transform reading `value=` matches optax's for 50 float64 steps
     (and is a GradientTransformationExtraArgs where optax's is)."""

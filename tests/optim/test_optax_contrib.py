@@ -121,9 +121,10 @@ def test_muon_state_is_optax_partition_state():
     oj, of = make(optax), make(fo)
     pf, pj = _params(), jax.tree.map(jnp.asarray, _params())
     sj, sf = oj.init(pj), of.init(pf)
+    update_j = jax.jit(oj.update)
     for step in range(50):
         g = _grads(step, pf)
-        uj, sj = oj.update(jax.tree.map(jnp.asarray, g), sj, pj)
+        uj, sj = update_j(jax.tree.map(jnp.asarray, g), sj, pj)
         uf, sf = of.update(g, sf, pf)
         pj, pf = optax.apply_updates(pj, uj), fo.apply_updates(pf, uf)
 
