@@ -2,8 +2,8 @@
 
 import fnad
 
-from ._base import (GradientTransformation, cast_like, chain, check_nonneg, hyper, identity,
-                    named, require_params, stateless)
+from ._base import (GradientTransformation, GradientTransformationExtraArgs, cast_like, chain,
+                    check_nonneg, hyper, identity, named, require_params, stateless)
 from ._moments import (ema, scale_by_adadelta, scale_by_adamax, scale_by_adan,
                        scale_by_amsgrad, scale_by_belief, scale_by_novograd, scale_by_radam,
                        scale_by_sm3, scale_by_yogi)
@@ -241,7 +241,7 @@ def polyak_sgd(max_learning_rate=1.0, scaling=1.0, f_min=0.0, eps=0.0, variant="
         updates, s1 = tail.update(updates, state[1], params, value=value)
         return updates, (s0, s1)
 
-    return GradientTransformation(named("polyak_sgd", GradientTransformation(
+    return GradientTransformationExtraArgs(named("polyak_sgd", GradientTransformation(
         init, update)).init, update)
 
 

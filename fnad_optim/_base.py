@@ -204,11 +204,13 @@ def check_state(fname, state, state_type):
             "the same structure holding that state).")
 
 
-def transform(fname, init, update, state_type):
+def transform(fname, init, update, state_type, *, extra=False):
     """A `GradientTransformation` of `init` and `update` behind the checks every transform
     shares: `init` refuses params leaves that are not numbers (`check_param_leaves`),
     `update` a state that lost its class (`check_state`; one type test per call); both
-    refuse to run inside `shard_optimizer_state` if `fname` is declared in `UNSHARDABLE`."""
+    refuse to run inside `shard_optimizer_state` if `fname` is declared in `UNSHARDABLE`.
+    With `extra=True`, `update` takes extra keyword arguments (passed on to `update`) and
+    the result is a `GradientTransformationExtraArgs`."""
     unshardable = fname in UNSHARDABLE
 
     def checked_init(params):
@@ -217,16 +219,20 @@ def transform(fname, init, update, state_type):
             refuse_sharded(fname)
         return init(params)
 
-    def checked_update(updates, state, params=None):
+    def checked_update(updates, state, params=None, **extra_args):
         if unshardable:
             refuse_sharded(fname)
         if type(state) is not state_type:
             check_state(fname, state, state_type)
-        return update(updates, state, params)
+        return update(updates, state, params, **extra_args)
 
     checked_init.__qualname__ = f"{fname}.init"
     checked_update.__qualname__ = f"{fname}.update"
-    return GradientTransformation(checked_init, checked_update)
+    if extra:
+        return GradientTransformationExtraArgs(checked_init, checked_update)
+    plain = lambda updates, state, params=None: checked_update(updates, state, params)
+    plain.__qualname__ = checked_update.__qualname__
+    return GradientTransformation(checked_init, plain)
 
 
 def named(fname, tx):
@@ -339,6 +345,17 @@ def takes_extra_args(tx):
     except (TypeError, ValueError):
         return False
     return any(p.kind is p.VAR_KEYWORD for p in params)
+
+
+def extra_args_caller(tx):
+    """A function `(updates, state, params, extra_args) -> tx.update(...)` passing the extra
+    args on if `tx` takes them (`takes_extra_args`, decided once here) and dropping them
+    otherwise: how a wrapper calls the transform it wraps, as optax's wrappers do through
+    `with_extra_args_support`."""
+    if takes_extra_args(tx):
+        return lambda updates, state, params, extra_args: tx.update(updates, state, params,
+                                                                     **extra_args)
+    return lambda updates, state, params, extra_args: tx.update(updates, state, params)
 
 
 def with_extra_args_support(tx):

@@ -8,8 +8,8 @@ from typing import Any, NamedTuple
 import fnad
 import fnad.numpy as fnp
 
-from ._base import (EmptyState, check_nonneg, cond, inc_count, require_params, transform,
-                    tree_map_checked, tree_zeros_like, zero_count)
+from ._base import (EmptyState, check_nonneg, cond, extra_args_caller, inc_count,
+                    require_params, transform, tree_map_checked, tree_zeros_like, zero_count)
 
 __all__ = ["ConditionallyMaskState", "ConditionallyTransformState", "adaptive_grad_clip",
            "per_example_global_norm_clip", "per_example_layer_norm_clip",
@@ -125,11 +125,15 @@ def conditionally_transform(inner, should_transform_fn, forward_extra_args=False
     keep the inner state) elsewhere.
 
     Returns:
-      A `GradientTransformation` with a `ConditionallyTransformState`.
+      A `GradientTransformationExtraArgs` with a `ConditionallyTransformState` (extra args
+      go to `inner` if it takes them, and to `should_transform_fn` with
+      `forward_extra_args=True`).
 
     Example:
       tx = conditionally_transform(clip(0.1), lambda step: step < 100)
     """
+    call_inner = extra_args_caller(inner)
+
     def init(params):
         return ConditionallyTransformState(inner.init(params), zero_count(params))
 
@@ -137,12 +141,12 @@ def conditionally_transform(inner, should_transform_fn, forward_extra_args=False
         kw = extra_args if forward_extra_args else {}
         updates, inner_state = cond(
             should_transform_fn(state.step, **kw),
-            lambda: inner.update(updates, state.inner_state, params, **extra_args),
+            lambda: call_inner(updates, state.inner_state, params, extra_args),
             lambda: (updates, state.inner_state))
         return updates, ConditionallyTransformState(inner_state, inc_count(state.step))
 
-    return transform("conditionally_transform", init, update,
-                     ConditionallyTransformState)._replace(update=update)
+    return transform("conditionally_transform", init, update, ConditionallyTransformState,
+                     extra=True)
 
 
 def conditionally_mask(inner, should_transform_fn, forward_extra_args=False):
@@ -150,11 +154,14 @@ def conditionally_mask(inner, should_transform_fn, forward_extra_args=False):
     state) elsewhere.
 
     Returns:
-      A `GradientTransformation` with a `ConditionallyMaskState`.
+      A `GradientTransformationExtraArgs` with a `ConditionallyMaskState` (extra args go
+      to `inner` as in `conditionally_transform`).
 
     Example:
       opt = conditionally_mask(adam(1e-3), lambda step: step % 2 == 0)
     """
+    call_inner = extra_args_caller(inner)
+
     def init(params):
         return ConditionallyMaskState(zero_count(params), inner.init(params))
 
@@ -162,12 +169,11 @@ def conditionally_mask(inner, should_transform_fn, forward_extra_args=False):
         kw = extra_args if forward_extra_args else {}
         updates, inner_state = cond(
             should_transform_fn(state.step, **kw),
-            lambda: inner.update(updates, state.inner_state, params, **extra_args),
+            lambda: call_inner(updates, state.inner_state, params, extra_args),
             lambda: (tree_zeros_like(updates), state.inner_state))
         return updates, ConditionallyMaskState(inc_count(state.step), inner_state)
 
-    return transform("conditionally_mask", init, update,
-                     ConditionallyMaskState)._replace(update=update)
+    return transform("conditionally_mask", init, update, ConditionallyMaskState, extra=True)
 
 
 def skip_not_finite(updates, gradient_step, params):

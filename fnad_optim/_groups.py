@@ -7,7 +7,8 @@ from typing import Any, NamedTuple
 import fnad
 import fnad.numpy as fnp
 
-from ._base import EmptyState, GradientTransformation, identity, transform
+from ._base import (EmptyState, GradientTransformation, GradientTransformationExtraArgs,
+                    extra_args_caller, identity, transform)
 from ._wrappers import masked
 
 __all__ = ["PartitionState", "MultiTransformState", "partition", "multi_transform",
@@ -49,14 +50,15 @@ def _grouped(fname, state_type, transforms, param_labels):
         labels = _labels(fname, param_labels, params, transforms)
         return state_type({k: group(labels, k).init(params) for k in transforms})
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         labels = _labels(fname, param_labels, updates, transforms)
         new = {}
         for k in transforms:
-            updates, new[k] = group(labels, k).update(updates, state.inner_states[k], params)
+            updates, new[k] = group(labels, k).update(updates, state.inner_states[k], params,
+                                                      **extra_args)
         return updates, state_type(new)
 
-    return transform(fname, init, update, state_type)
+    return transform(fname, init, update, state_type, extra=True)
 
 
 def partition(transforms, param_labels):
@@ -68,7 +70,8 @@ def partition(transforms, param_labels):
         returning one.
 
     Returns:
-      A `GradientTransformation` with a `PartitionState`.
+      A `GradientTransformationExtraArgs` with a `PartitionState` (extra args of `update`
+      go to each transform that takes them).
 
     Example:
       labels = lambda p: fnad.tree_map(lambda x: "decay" if x.ndim > 1 else "plain", p)
@@ -121,7 +124,8 @@ def named_chain(*transforms):
       *transforms: `(name, GradientTransformation)` pairs with distinct names.
 
     Returns:
-      A `GradientTransformation` whose state is a dict `name -> state`.
+      A `GradientTransformationExtraArgs` whose state is a dict `name -> state` (extra args
+      of `update` go to each transform that takes them).
 
     Example:
       opt = named_chain(("clip", clip_by_global_norm(1.0)), ("adam", adam(1e-3)))
@@ -135,19 +139,21 @@ def named_chain(*transforms):
             raise TypeError(f"named_chain: {n!r} is a {type(t).__name__}, not a "
                             "GradientTransformation.")
 
+    callers = [(n, extra_args_caller(t)) for n, t in transforms]
+
     def init(params):
         return {n: t.init(params) for n, t in transforms}
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         if not isinstance(state, dict) or set(state) != set(names):
             raise ValueError(f"named_chain: expected a dict state with keys {names} (from "
                              f"this chain's init), got {type(state).__name__}.")
         new = {}
-        for n, t in transforms:
-            updates, new[n] = t.update(updates, state[n], params)
+        for n, call in callers:
+            updates, new[n] = call(updates, state[n], params, extra_args)
         return updates, new
 
-    return GradientTransformation(init, update)
+    return GradientTransformationExtraArgs(init, update)
 
 
 def stateless(f):

@@ -10,7 +10,7 @@ import fnad
 import fnad.numpy as fnp
 from fnad.extend import Tracer
 
-from ._base import GradientTransformation, inc_count, zero_count
+from ._base import GradientTransformationExtraArgs, extra_args_caller, inc_count, zero_count
 
 __all__ = ["InjectHyperparamsState", "InjectStatefulHyperparamsState", "WrappedSchedule",
            "inject_hyperparams", "inject_stateful_hyperparams"]
@@ -91,8 +91,9 @@ def inject_hyperparams(inner_factory, static_args=(), hyperparam_dtype=None):
         float dtype).
 
     Returns:
-      A function with `inner_factory`'s arguments returning a `GradientTransformation` with
-      an `InjectStatefulHyperparamsState`.
+      A function with `inner_factory`'s arguments returning a
+      `GradientTransformationExtraArgs` with an `InjectStatefulHyperparamsState` (extra args
+      of `update` go to the schedules and to the inner optimizer if it takes them).
 
     Example:
       opt = inject_hyperparams(adam)(learning_rate=1e-3)
@@ -139,12 +140,12 @@ def inject_hyperparams(inner_factory, static_args=(), hyperparam_dtype=None):
             hp_states = {k: f.update(state.hyperparams_states[k], **extra_args)
                          for k, f in sched.items()}
             inner = inner_factory(**other, **hp)
-            updates, inner_state = inner.update(updates, state.inner_state, params,
-                                                **extra_args)
+            updates, inner_state = extra_args_caller(inner)(updates, state.inner_state,
+                                                            params, extra_args)
             return updates, InjectStatefulHyperparamsState(inc_count(state.count), hp,
                                                            hp_states, inner_state)
 
-        return GradientTransformation(init, update)
+        return GradientTransformationExtraArgs(init, update)
 
     wrapped.__name__ = getattr(inner_factory, "__name__", "inject_hyperparams")
     wrapped.__doc__ = inner_factory.__doc__

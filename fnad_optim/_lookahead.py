@@ -6,7 +6,7 @@ import fnad
 import fnad.numpy as fnp
 
 from ._base import (GradientTransformation, cast_like, check_state, check_structures,
-                    zero_count)
+                    extra_args_caller, zero_count)
 
 __all__ = ["lookahead", "LookaheadParams", "LookaheadState"]
 
@@ -45,7 +45,8 @@ def lookahead(fast_optimizer, sync_period, slow_step_size, reset_state=False):
       reset_state: re-initialise the fast optimizer's state at each synchronisation.
 
     Returns:
-      A `GradientTransformation` with a `LookaheadState`.
+      A `GradientTransformation` with a `LookaheadState`, as optax's; unlike optax's, extra
+      args of `update` go to `fast_optimizer` (if it takes them), with `params.fast`.
 
     Example:
       opt, params = lookahead(adam(1e-3), 5, 0.5), LookaheadParams.init_synced(params)
@@ -54,11 +55,13 @@ def lookahead(fast_optimizer, sync_period, slow_step_size, reset_state=False):
     if not sync_period >= 1:
         raise ValueError(f"lookahead: sync_period must be >= 1, got {sync_period}.")
 
+    call_fast = extra_args_caller(fast_optimizer)
+
     def init(params):
         fast = params.fast if isinstance(params, LookaheadParams) else params
         return LookaheadState(fast_optimizer.init(fast), zero_count(fast))
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         if type(state) is not LookaheadState:
             check_state("lookahead", state, LookaheadState)
         if not isinstance(params, LookaheadParams):
@@ -66,7 +69,7 @@ def lookahead(fast_optimizer, sync_period, slow_step_size, reset_state=False):
                             "(LookaheadParams.init_synced(params) to start), got "
                             f"{type(params).__name__}; take the gradients at params.fast.")
         check_structures("lookahead", updates, params.fast, names=("updates", "params.fast"))
-        updates, fast_state = fast_optimizer.update(updates, state.fast_state, params.fast)
+        updates, fast_state = call_fast(updates, state.fast_state, params.fast, extra_args)
         sync = state.steps_since_sync == sync_period - 1
         diff = fnad.tree_map(lambda f, u, s: f + u - s, params.fast, updates, params.slow)
         slow = fnad.tree_map(lambda d: slow_step_size * cast_like(sync, d) * d, diff)

@@ -6,7 +6,8 @@ import numpy as np
 import fnad
 import fnad.numpy as fnp
 
-from ._base import GradientTransformation, cond, inc_count, tree_zeros_like, zero_count
+from ._base import (GradientTransformation, cond, extra_args_caller, inc_count,
+                    tree_zeros_like, zero_count)
 from ._wrappers import MultiStepsState
 
 __all__ = ["MultiSteps"]
@@ -40,6 +41,7 @@ class MultiSteps:
     def __init__(self, opt, every_k_schedule, use_grad_mean=True, should_skip_update_fn=None,
                  accumulator_dtype=np.float32):
         self._opt = opt
+        self._call_opt = extra_args_caller(opt)
         self._every_k = (every_k_schedule if callable(every_k_schedule)
                          else (lambda step: every_k_schedule))
         self._use_grad_mean = use_grad_mean
@@ -75,7 +77,7 @@ class MultiSteps:
             acc = fnad.tree_map(lambda g, a: self._acc(g, a, state.mini_step), updates,
                                 state.acc_grads)
             cast = fnad.tree_map(lambda a, g: fnp.astype(a, fnp.result_type(g)), acc, updates)
-            new, inner = self._opt.update(cast, state.inner_opt_state, params, **extra_args)
+            new, inner = self._call_opt(cast, state.inner_opt_state, params, extra_args)
             emit = state.mini_step == k - 1
             keep = fnad.tree_map(lambda s, n: fnp.astype(fnp.where(emit, n, s),
                                                          fnp.result_type(s)),

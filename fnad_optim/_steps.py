@@ -230,7 +230,8 @@ def scale_by_polyak(f_min=0.0, max_learning_rate=1.0, eps=0.0, variant="sps"):
       variant: "sps", or "sps+" to clip the gap `value - f_min` at 0.
 
     Returns:
-      A `GradientTransformation` whose `update(updates, state, params=None, *, value)`.
+      A `GradientTransformationExtraArgs` whose `update(updates, state, params=None, *,
+      value)`.
 
     Example:
       updates, state = tx.update(grads, state, params, value=loss)
@@ -251,7 +252,7 @@ def scale_by_polyak(f_min=0.0, max_learning_rate=1.0, eps=0.0, variant="sps"):
         return fnad.tree_map(lambda g: g * cast_like(step, g), updates), state
 
     update.__qualname__ = "scale_by_polyak.update"
-    return transform("scale_by_polyak", _empty, update, EmptyState)._replace(update=update)
+    return transform("scale_by_polyak", _empty, update, EmptyState, extra=True)
 
 
 def scale_by_distance_over_gradients(reps_rel=1e-6, eps=1e-8, param_dtype=np.float32,

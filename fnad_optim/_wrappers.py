@@ -7,8 +7,8 @@ import fnad.numpy as fnp
 from fnad.extend import Tracer, getval
 
 from ._shards import agreed_all
-from ._base import (check_structures, cond, div_as, inc_count, transform, tree_zeros_like,
-                    zero_count)
+from ._base import (check_structures, cond, div_as, extra_args_caller, inc_count, transform,
+                    tree_zeros_like, zero_count)
 
 __all__ = ["masked", "multi_steps", "apply_if_finite", "MaskedState", "MultiStepsState",
            "ApplyIfFiniteState"]
@@ -44,18 +44,22 @@ class ApplyIfFiniteState(NamedTuple):
 # ----------------------------------------------------------------------------- masked
 
 
-def masked(inner, mask):
+def masked(inner, mask, *, mask_compatible_extra_args=False):
     """Apply `inner` only to the leaves where `mask` is True; the others pass unchanged.
 
     The inner transform sees (and keeps state for) the selected leaves only, as a list.
+    Extra keyword arguments of `update` (e.g. `value=`) are passed on to `inner` if it
+    takes them, as optax's.
 
     Args:
       inner: a `GradientTransformation`.
       mask: a pytree of bools shaped like the params, or a function returning one from the
         params (it is called on the updates in `update`, which have the same structure).
+      mask_compatible_extra_args: also reduce to the selected leaves each extra arg that
+        has the updates' structure.
 
     Returns:
-      A `GradientTransformation` with a `MaskedState`.
+      A `GradientTransformationExtraArgs` with a `MaskedState`.
 
     Example:
       is_matrix = lambda p: fnad.tree_map(lambda x: x.ndim > 1, p)
@@ -70,7 +74,18 @@ def masked(inner, mask):
         leaves, flags, _ = flags_for(params, "params")
         return MaskedState(inner.init([x for x, f in zip(leaves, flags) if f]))
 
-    def update(updates, state, params=None):
+    call_inner = extra_args_caller(inner)
+
+    def select_extra(extra_args, treedef, flags):
+        if not mask_compatible_extra_args:
+            return extra_args
+        out = {}
+        for k, v in extra_args.items():
+            v_leaves, v_def = fnad.tree_flatten(v)
+            out[k] = [x for x, f in zip(v_leaves, flags) if f] if v_def == treedef else v
+        return out
+
+    def update(updates, state, params=None, **extra_args):
         leaves, flags, treedef = flags_for(updates, "updates")
         chosen = [u for u, f in zip(leaves, flags) if f]
         p_chosen = None
@@ -78,12 +93,13 @@ def masked(inner, mask):
             _, p_leaves = check_structures("masked", updates, params,
                                            names=("updates", "params"))[0]
             p_chosen = [p for p, f in zip(p_leaves, flags) if f]
-        new, inner_state = inner.update(chosen, state.inner_state, p_chosen)
+        new, inner_state = call_inner(chosen, state.inner_state, p_chosen,
+                                      select_extra(extra_args, treedef, flags))
         it = iter(new)
         out = [next(it) if f else u for u, f in zip(leaves, flags)]
         return treedef.unflatten(out), MaskedState(inner_state)
 
-    return transform("masked", init, update, MaskedState)
+    return transform("masked", init, update, MaskedState, extra=True)
 
 
 # ----------------------------------------------------------------------------- accumulation
@@ -111,20 +127,22 @@ def multi_steps(opt, every_k_schedule, use_grad_mean=True):
       use_grad_mean: average the accumulated grads (else sum them).
 
     Returns:
-      A `GradientTransformation` with a `MultiStepsState`.
+      A `GradientTransformationExtraArgs` with a `MultiStepsState` (extra args of `update`
+      go to `opt`'s update when it steps, if it takes them).
 
     Example:
       opt = multi_steps(adam(1e-3), every_k_schedule=4)
       state = opt.init(params)
     """
     _every_k(every_k_schedule, 0)
+    call_inner = extra_args_caller(opt)
 
     def init(params):
         return MultiStepsState(mini_step=zero_count(params), gradient_step=zero_count(params),
                                inner_opt_state=opt.init(params),
                                acc_grads=tree_zeros_like(params))
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         n = inc_count(state.mini_step)  # calls accumulated, this one included
         if use_grad_mean:
             step = lambda a, g: a + div_as(g - a, n)
@@ -138,7 +156,8 @@ def multi_steps(opt, every_k_schedule, use_grad_mean=True):
             return tree_zeros_like(updates), state._replace(mini_step=n, acc_grads=acc)
 
         def emit():
-            new_updates, inner_state = opt.update(acc, state.inner_opt_state, params)
+            new_updates, inner_state = call_inner(acc, state.inner_opt_state, params,
+                                                  extra_args)
             return new_updates, MultiStepsState(mini_step=fnp.zeros_like(n),
                                                 gradient_step=inc_count(state.gradient_step),
                                                 inner_opt_state=inner_state,
@@ -146,7 +165,7 @@ def multi_steps(opt, every_k_schedule, use_grad_mean=True):
 
         return cond(n < _every_k(every_k_schedule, state.gradient_step), accumulate, emit)
 
-    return transform("multi_steps", init, update, MultiStepsState)
+    return transform("multi_steps", init, update, MultiStepsState, extra=True)
 
 
 # ----------------------------------------------------------------------------- NaN/Inf guard
@@ -190,19 +209,22 @@ def apply_if_finite(inner, max_consecutive_errors=None):
       max_consecutive_errors: optional limit, as above.
 
     Returns:
-      A `GradientTransformation` with an `ApplyIfFiniteState`.
+      A `GradientTransformationExtraArgs` with an `ApplyIfFiniteState` (extra args of
+      `update` go to `inner`, if it takes them).
 
     Example:
       opt = apply_if_finite(adamw(1e-3), max_consecutive_errors=5)
       print(int(opt_state.total_notfinite), "steps skipped")
     """
+    call_inner = extra_args_caller(inner)
+
     def init(params):
         return ApplyIfFiniteState(notfinite_count=zero_count(params),
                                   last_finite=zero_count(params) == 0,
                                   total_notfinite=zero_count(params),
                                   inner_state=inner.init(params))
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         finite = agreed_all(_all_finite_array(updates))  # the same on every process
         notfinite = fnp.where(finite, fnp.zeros_like(state.notfinite_count),
                               inc_count(state.notfinite_count))
@@ -211,9 +233,9 @@ def apply_if_finite(inner, max_consecutive_errors=None):
         if max_consecutive_errors is not None:
             apply = finite | (notfinite > max_consecutive_errors)
         updates, inner_state = cond(
-            apply, lambda: inner.update(updates, state.inner_state, params),
+            apply, lambda: call_inner(updates, state.inner_state, params, extra_args),
             lambda: (tree_zeros_like(updates), state.inner_state))
         return updates, ApplyIfFiniteState(notfinite_count=notfinite, last_finite=finite,
                                            total_notfinite=total, inner_state=inner_state)
 
-    return transform("apply_if_finite", init, update, ApplyIfFiniteState)
+    return transform("apply_if_finite", init, update, ApplyIfFiniteState, extra=True)

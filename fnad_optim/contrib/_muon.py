@@ -14,7 +14,7 @@ from .._base import (chain, div_as, inc_count, named, stateless, transform,
                      zero_count)
 from .._linesearch import first_leaf, scalar
 from .._transforms import add_decayed_weights, scale_by_learning_rate
-from .._wrappers import masked
+from .._groups import partition
 
 __all__ = ["muon", "scale_by_muon", "scale_by_shape", "orthogonalize_via_newton_schulz",
            "MuonState", "MuonDimensionNumbers"]
@@ -262,8 +262,10 @@ def muon(learning_rate, ns_coeffs=_PRESETS["standard"], ns_steps=5, beta=0.95, e
          adam_eps_root=0.0, adam_weight_decay=0.0, adam_learning_rate=None,
          muon_weight_dimension_numbers=None, consistent_rms=None):
     """Muon for the matrix params (or those `muon_weight_dimension_numbers` names), AdamW
-    for the others, as optax.contrib's. The updates are optax's; the state is
-    `(MaskedState(muon's chain), MaskedState(adamw))`, not optax's `PartitionState`.
+    for the others, as optax.contrib's: the updates are optax's, and so is the state, a
+    `PartitionState` whose `inner_states` are `{"muon": MaskedState(muon's chain), "adam":
+    MaskedState(adamw)}` (each inner state over its leaves, as a list: optax's holds the
+    params tree with `MaskedNode`s, which flatten to the same leaves).
 
     Args:
       learning_rate: Muon's learning rate (a number or a schedule).
@@ -273,7 +275,8 @@ def muon(learning_rate, ns_coeffs=_PRESETS["standard"], ns_steps=5, beta=0.95, e
       adam_b1, adam_b2, adam_eps_root, adam_weight_decay: AdamW's, for the other params.
       adam_learning_rate: AdamW's learning rate (default: `learning_rate`).
       muon_weight_dimension_numbers: a tree shaped like the params of
-        `MuonDimensionNumbers` (None: AdamW); None: every 2-D param is a matrix.
+        `MuonDimensionNumbers` (None: AdamW), or a function of the params returning one;
+        None: every 2-D param is a matrix.
       consistent_rms: see `scale_by_shape`.
 
     Returns:
@@ -287,30 +290,36 @@ def muon(learning_rate, ns_coeffs=_PRESETS["standard"], ns_steps=5, beta=0.95, e
         raise ValueError(f"muon: unknown ns_coeffs preset {ns_coeffs!r}; use one of "
                          f"{sorted(_PRESETS)} or a tuple of coefficients.")
     dims = muon_weight_dimension_numbers
-    if callable(dims) and not isinstance(dims, MuonDimensionNumbers):
-        raise TypeError("muon: muon_weight_dimension_numbers must be a tree of "
-                        "MuonDimensionNumbers (None for AdamW's leaves) or None; a function "
-                        "of the params is not supported here: call it on the params first.")
-    flat = None if dims is None else _dim_leaves(dims)
-    flags = None if dims is None else [d is not None for d in flat]
-    chosen_dims = None if dims is None else [d for d in flat if d is not None]
+    chosen = {}  # the dimension numbers of the Muon leaves, set by `labels` before each use
 
-    def is_muon(params):
-        if flags is None:
-            return fnad.tree_map(lambda x: fnp.ndim(x) == 2, params)
-        return fnad.tree_structure(params).unflatten(flags)
+    def dim_leaves(params):
+        d = dims(params) if callable(dims) and not isinstance(dims, MuonDimensionNumbers) \
+            else dims
+        leaves = fnad.tree_leaves(params)
+        if d is None:
+            return [MuonDimensionNumbers() if fnp.ndim(x) == 2 else None for x in leaves]
+        flat = _dim_leaves(d)
+        if len(flat) != len(leaves):
+            raise ValueError(f"muon: muon_weight_dimension_numbers has {len(flat)} entries "
+                             f"for {len(leaves)} params leaves; give one MuonDimensionNumbers "
+                             "(or None for AdamW) per leaf, in a tree shaped like the params.")
+        return flat
 
-    def not_muon(params):
-        return fnad.tree_map(lambda b: not b, is_muon(params))
+    def labels(params):
+        flat = dim_leaves(params)
+        chosen["dims"] = [d for d in flat if d is not None]
+        return fnad.tree_structure(params).unflatten(
+            ["muon" if d is not None else "adam" for d in flat])
 
+    muon_dims = lambda updates: chosen["dims"]
     inner = chain(scale_by_muon(ns_coeffs=_coeffs(ns_coeffs), ns_steps=ns_steps, beta=beta,
                                 eps=eps, mu_dtype=mu_dtype, nesterov=nesterov,
                                 adaptive=adaptive, preconditioning=preconditioning,
-                                weight_dimension_numbers=chosen_dims),
-                  scale_by_shape(chosen_dims, consistent_rms),
+                                weight_dimension_numbers=muon_dims),
+                  scale_by_shape(muon_dims, consistent_rms),
                   add_decayed_weights(weight_decay, weight_decay_mask),
                   scale_by_learning_rate(learning_rate))
     other = adamw(learning_rate if adam_learning_rate is None else adam_learning_rate,
                   b1=adam_b1, b2=adam_b2, eps=eps, eps_root=adam_eps_root,
                   weight_decay=adam_weight_decay, nesterov=nesterov)
-    return named("muon", chain(masked(inner, is_muon), masked(other, not_muon)))
+    return named("muon", partition({"muon": inner, "adam": other}, labels))

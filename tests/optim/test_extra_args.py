@@ -169,3 +169,88 @@ def test_verbose_search_says_why_it_failed(search, capsys):
     opt.update(g, opt.init(params), params, value=v, grad=g, value_fn=_quadratic)
     out = capsys.readouterr().out
     assert "no step size met the criteria" in out and "not a descent direction" in out
+
+
+# ----------------------------------------------------------------------------- wrappers
+
+
+def _wrapped(m, kind):
+    """`kind` around a Polyak step (it reads `value=`), built from module `m` (fo or optax)."""
+    polyak = m.chain(m.scale_by_polyak(max_learning_rate=0.5), m.scale(-1.0))
+    flags = {"w": True, "b": False, "k": True}
+    return {
+        "masked": lambda: m.masked(polyak, flags),
+        "apply_if_finite": lambda: m.apply_if_finite(polyak, 3),
+        "partition": lambda: m.partition({"p": polyak, "s": m.sgd(0.1)},
+                                         {"w": "p", "b": "s", "k": "p"}),
+        "named_chain": lambda: m.named_chain(("clip", m.clip(1.0)), ("polyak", polyak)),
+        "conditionally_mask": lambda: m.conditionally_mask(polyak, lambda step: step % 2 == 0),
+        "conditionally_transform": lambda: m.conditionally_transform(
+            polyak, lambda step: step % 3 != 0),
+        "MultiSteps": lambda: m.MultiSteps(polyak, 2, accumulator_dtype=np.float64)
+        .gradient_transformation(),
+        "inject_hyperparams": lambda: m.inject_hyperparams(m.polyak_sgd)(
+            max_learning_rate=0.5),
+        "polyak_sgd": lambda: m.polyak_sgd(max_learning_rate=0.5, scaling=0.7),
+    }[kind]()
+
+
+WRAPPERS = ["masked", "apply_if_finite", "partition", "named_chain", "conditionally_mask",
+            "conditionally_transform", "MultiSteps", "inject_hyperparams", "polyak_sgd"]
+
+
+@pytest.mark.parametrize("kind", [  # these two compile optax's lax.cond per step (seconds)
+    pytest.param(k, marks=pytest.mark.slow) if k in ("MultiSteps", "conditionally_transform")
+    else k for k in WRAPPERS])
+def test_wrappers_pass_extra_args_on_as_optax(kind):
+    """A wrapper around a transform reading `value=` matches optax's for 50 float64 steps
+    (and is a GradientTransformationExtraArgs where optax's is)."""
+    optax = pytest.importorskip("optax")
+    import jax
+
+    from tests.optim.optax_steps import run_parity
+
+    def extra(params, grads):
+        return {"value": sum(float(np.sum(p * p)) for p in params.values())}
+
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)  # before optax reads dtypes
+    try:
+        ours, theirs = _wrapped(fo, kind), _wrapped(optax, kind)
+        assert (isinstance(ours, fo.GradientTransformationExtraArgs)
+                == isinstance(theirs, optax.GradientTransformationExtraArgs))
+        run_parity(ours, theirs, extra=extra)
+    finally:
+        jax.config.update("jax_enable_x64", old)
+
+
+def test_multi_steps_and_lookahead_pass_value_fn_to_lbfgs():
+    opt = fo.multi_steps(fo.lbfgs(), every_k_schedule=1)
+    assert isinstance(opt, fo.GradientTransformationExtraArgs)
+    params = _params()
+    state = opt.init(params)
+    for _ in range(10):
+        v, g = fnad.value_and_grad(_quadratic)(params)
+        u, state = opt.update(g, state, params, value=v, grad=g, value_fn=_quadratic)
+        params = fo.apply_updates(params, u)
+    assert float(_quadratic(params)) < 1e-10
+    la = fo.lookahead(fo.lbfgs(), 2, 0.5)
+    lp = fo.LookaheadParams.init_synced(_params())
+    state = la.init(lp)
+    v, g = fnad.value_and_grad(_quadratic)(lp.fast)
+    u, state = la.update(g, state, lp, value=v, grad=g, value_fn=_quadratic)
+    assert float(_quadratic(fo.apply_updates(lp, u).fast)) < float(v)
+
+
+def test_masked_passes_mask_compatible_extra_args():
+    seen = []
+
+    def update(updates, state, params=None, **extra):
+        seen.append(extra)
+        return updates, state
+
+    probe = fo.GradientTransformationExtraArgs(lambda p: fo.EmptyState(), update)
+    g = {"a": np.ones(2), "b": np.zeros(3)}
+    tx = fo.masked(probe, {"a": True, "b": False}, mask_compatible_extra_args=True)
+    tx.update(g, tx.init(g), g, tags={"a": 1, "b": 2}, value=3.0)
+    assert seen == [{"tags": [1], "value": 3.0}]

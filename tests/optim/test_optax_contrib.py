@@ -21,6 +21,12 @@ def _params():
             "b": rng.normal(size=3), "s": np.float64(0.5)}
 
 
+def _muon_dims(m, params):
+    """Muon for "w" (the default axes) and "v" (transposed: rows are axis 1), AdamW else."""
+    dn = m.contrib.MuonDimensionNumbers
+    return {k: dn() if k == "w" else dn(1, 0) if k == "v" else None for k in params}
+
+
 def _grads(step, like):
     rng = np.random.default_rng(100 + step)
     return fnad.tree_map(lambda x: rng.normal(size=np.shape(x)) + 0.1 * np.asarray(x), like)
@@ -41,15 +47,17 @@ CASES = {  # name: (make(module), whether the state layout is optax's)
     "prodigy_options": (lambda m: m.contrib.prodigy(
         m.linear_schedule(1.0, 0.1, 40), beta3=0.99, weight_decay=0.1,
         safeguard_warmup=True, estim_lr_coef=2.0), True),
-    "muon": (lambda m: m.contrib.muon(0.02, weight_decay=0.1), False),
+    "muon": (lambda m: m.contrib.muon(0.02, weight_decay=0.1), True),
     "muon_plain_adaptive": (lambda m: m.contrib.muon(
         0.02, nesterov=False, adaptive=True, consistent_rms=0.2, adam_learning_rate=1e-3),
-        False),
-    "muon_aol": (lambda m: m.contrib.muon(0.02, preconditioning="aol"), False),
+        True),
+    "muon_aol": (lambda m: m.contrib.muon(0.02, preconditioning="aol"), True),
     "muon_schatten_dion": (lambda m: m.contrib.muon(0.02, ns_coeffs="dion",
-                                                    preconditioning="schatten"), False),
+                                                    preconditioning="schatten"), True),
     "muon_spectral": (lambda m: m.contrib.muon(0.02, preconditioning="spectral",
-                                               ns_steps=4), False),
+                                               ns_steps=4), True),
+    "muon_dims_fn": (lambda m: m.contrib.muon(
+        0.02, muon_weight_dimension_numbers=lambda p: _muon_dims(m, p)), True),
     "lookahead": (lambda m: m.lookahead(m.adam(1e-2), 3, 0.5), True),
     "lookahead_reset": (lambda m: m.lookahead(m.sgd(0.05, momentum=0.9), 4, 0.3,
                                               reset_state=True), False),
@@ -103,6 +111,37 @@ def test_50_steps_match_optax(name):
     if name.startswith("schedule_free"):
         _close(fo.contrib.schedule_free_eval_params(sf, pf),
                optax.contrib.schedule_free_eval_params(sj, pj), tol)
+
+
+def test_muon_state_is_optax_partition_state():
+    """After 50 steps: the same classes and field names, and the same leaves, as optax's
+    (optax's masked params trees hold MaskedNodes, which flatten to nothing)."""
+    make = lambda m: m.contrib.muon(0.02, weight_decay=0.1,
+                                    muon_weight_dimension_numbers=lambda p: _muon_dims(m, p))
+    oj, of = make(optax), make(fo)
+    pf, pj = _params(), jax.tree.map(jnp.asarray, _params())
+    sj, sf = oj.init(pj), of.init(pf)
+    update_j = jax.jit(oj.update)
+    for step in range(50):
+        g = _grads(step, pf)
+        uj, sj = update_j(jax.tree.map(jnp.asarray, g), sj, pj)
+        uf, sf = of.update(g, sf, pf)
+        pj, pf = optax.apply_updates(pj, uj), fo.apply_updates(pf, uf)
+
+    def names(state):
+        if hasattr(state, "_fields"):
+            return (type(state).__name__, {f: names(getattr(state, f)) for f in state._fields
+                                           if f not in ("mu", "nu")})
+        if isinstance(state, dict):
+            return {k: names(v) for k, v in state.items()}
+        if isinstance(state, tuple):
+            return tuple(names(v) for v in state)
+        return "leaf"
+
+    assert type(sf).__name__ == type(sj).__name__ == "PartitionState"
+    assert names(sf) == names(sj)
+    for label in ("muon", "adam"):
+        _close(sf.inner_states[label], sj.inner_states[label])
 
 
 def test_orthogonalize_matches_optax_with_dimension_numbers():

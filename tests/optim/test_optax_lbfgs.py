@@ -50,9 +50,9 @@ SOLVERS = {
         linesearch=m.scale_by_backtracking_linesearch(20, store_grad=True)),
     "zoom_memory3_noscale": lambda m: m.lbfgs(memory_size=3, scale_init_precond=False),
 }
-_SLOW = pytest.mark.slow  # each case compiles optax's step (seconds); the default run keeps 3
+_SLOW = pytest.mark.slow  # each case compiles optax's step (seconds); the default run keeps 2
 CASES = [("rosenbrock", "zoom"), ("logistic", "backtracking"),
-         ("rosenbrock", "zoom_memory3_noscale"),
+         pytest.param("rosenbrock", "zoom_memory3_noscale", marks=_SLOW),
          pytest.param("rosenbrock", "backtracking", marks=_SLOW),
          pytest.param("logistic", "zoom", marks=_SLOW),
          pytest.param("logistic", "zoom_memory3_noscale", marks=_SLOW)]
@@ -124,7 +124,7 @@ def test_free_run_and_jit_match_optax(problem):
     assert abs(float(ff(pf)) - float(fj(pj))) <= 1e-8 * max(1.0, abs(float(fj(pj))))
 
 
-@pytest.mark.parametrize("search", ["zoom", "backtracking"])
+@pytest.mark.parametrize("search", [pytest.param("zoom", marks=_SLOW), "backtracking"])
 def test_line_search_after_sgd_matches_optax(search):
     f, x0 = _rosenbrock, np.array([-1.2, 1.0, 0.3])
     fj, ff = f(jnp), f(fnp)
