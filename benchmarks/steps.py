@@ -1,6 +1,7 @@
 """Whole training steps (loss, gradients, optimizer update), float32, side by side in one
 process: a hand-written NumPy step (forward, hand-derived backward, in-place update; the
-baseline every ratio is taken to), fnad eager, fnad jit (`fnad.jit(step)`), PyTorch eager,
+baseline every ratio is taken to), fnad eager, fnad jit (`fnad.jit(step)`), fnad jit with
+fast math (`fnad.jit(step, fast_math=True)`, docs/jit.md "Fast math"), PyTorch eager,
 torch.compile (the same PyTorch step, zero_grad + forward + backward + optimizer step,
 through `torch.compile` with its default backend) and, when jax is installed (the `bench`
 extra), jax.jit (benchmarks/_jax_steps.py: the same model, loss and optimizer, the whole
@@ -35,7 +36,7 @@ the optimised program, fnad/_graph/memory.py) and, for every implementation, the
 measured in a fresh process (benchmarks/_rss.py).
 
 Run: python benchmarks/steps.py [--only mlp,gpt,plain_gpt,rnn,rnn_scan] [--repeats N] [--threads N]
-     [--no-jit] [--no-torch] [--no-compile] [--no-jax] [--memory] [--markdown]
+     [--no-jit] [--no-fast] [--no-torch] [--no-compile] [--no-jax] [--memory] [--markdown]
      [--quick]     (--quick: small sizes and few repeats, a smoke run)
 """
 
@@ -325,10 +326,11 @@ WORKLOADS = {"mlp": mlp_workload, "gpt": gpt_workload, "plain_gpt": plain_gpt_wo
 
 # --------------------------------------------------------------------------- running
 
-COLS = ["numpy", "fnad", "jit", "torch", "compile", "jax"]
-HEAD = ["hand NumPy", "fnad eager", "fnad jit", "PyTorch eager", "torch.compile", "jax.jit"]
+COLS = ["numpy", "fnad", "jit", "fast", "torch", "compile", "jax"]
+HEAD = ["hand NumPy", "fnad eager", "fnad jit", "fnad jit fast math", "PyTorch eager",
+        "torch.compile", "jax.jit"]
 LABEL = dict(zip(COLS, HEAD))
-FIRST_CALL = ["jit", "compile", "jax"]   # compiled on their first call: reported on its own
+FIRST_CALL = ["jit", "fast", "compile", "jax"]   # compiled on their first call: reported on its own
 
 
 def _loss(value):
@@ -337,7 +339,8 @@ def _loss(value):
 
 def columns(args, torch, jax):
     """The implementations this run measures, in COLS order."""
-    on = {"numpy": True, "fnad": True, "jit": not args.no_jit and hasattr(fnad, "jit"),
+    has_jit = not args.no_jit and hasattr(fnad, "jit")
+    on = {"numpy": True, "fnad": True, "jit": has_jit, "fast": has_jit and not args.no_fast,
           "torch": torch is not None, "compile": torch is not None and not args.no_compile,
           "jax": jax is not None}
     return [k for k in COLS if on[k]]
@@ -349,13 +352,14 @@ def factory(w, key, torch, jax):
     memory plan of its optimised program)."""
     step, sargs = w["step"], w["args"]
 
-    def jit():
-        jstep = fnad.jit(step)
+    def jit(fast_math=False):
+        jstep = fnad.jit(step, fast_math=fast_math)
         f = lambda: jstep(*sargs)[2]
         f.plan = lambda: jstep.graph(*sargs).memory_plan()
         return f
 
     return {"numpy": w["hand"], "fnad": lambda: lambda: step(*sargs)[2], "jit": jit,
+            "fast": lambda: jit(fast_math=True),
             "torch": lambda: w["torch"](torch),
             "compile": lambda: torch.compile(w["torch"](torch)),
             "jax": lambda: w["jax"](jax)}[key]
@@ -449,6 +453,9 @@ def print_notes(r, jax_ref):
     print(f"# {n}: jit / torch eager {_ratio(r, 'jit', 'torch')}, jit / torch.compile "
           f"{_ratio(r, 'jit', 'compile')}, jit / jax.jit {_ratio(r, 'jit', 'jax')}, "
           f"eager / torch eager {_ratio(r, 'fnad', 'torch')}")
+    if "fast" in med:
+        print(f"# {n}: jit fast math / torch eager {_ratio(r, 'fast', 'torch')} (issue 30's "
+              f"goal for plain_gpt: <= 0.90), jit fast math / jax.jit {_ratio(r, 'fast', 'jax')}")
     jit, tr, jx = med.get("jit"), med.get("torch"), med.get("jax")
     if jit is None:
         return
@@ -542,7 +549,9 @@ def parse(argv):
                     help="comma-separated workloads")
     ap.add_argument("--repeats", type=int, default=None, help="timed calls per library")
     ap.add_argument("--threads", type=int, default=2, help="BLAS and torch threads")
-    ap.add_argument("--no-jit", action="store_true", help="leave out the fnad.jit column")
+    ap.add_argument("--no-jit", action="store_true", help="leave out the fnad.jit columns")
+    ap.add_argument("--no-fast", action="store_true",
+                    help="leave out fnad.jit(step, fast_math=True)")
     ap.add_argument("--no-torch", action="store_true", help="leave out PyTorch")
     ap.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
     ap.add_argument("--no-jax", action="store_true", help="leave out jax.jit")

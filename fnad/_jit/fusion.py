@@ -34,7 +34,7 @@ from .._core.tracer import Primitive
 from .._graph.graph import Graph
 from .._graph.ir import Eqn, Var, rebuild
 from .compile import compile_graph
-from .kernels import FAST_OPS, build, negates, supports
+from .kernels import FAST_OPS, build, negates, power_exponent, supports
 
 __all__ = ["fuse_elementwise", "fused_elementwise", "FusedKernel", "set_backend",
            "get_backend", "available_backends", "Step", "MIN_SIZE"]
@@ -374,5 +374,7 @@ def _supports(backend, fast=False):
         args = e.args if op != "astype" else e.args[:1]
         if backend == "numba" and not fast and negates(op, args, out):
             return False
+        if backend == "numba" and op == "power":
+            return power_exponent(args, out, fast) is not None
         return supports(backend, op, [_operand_dtype(a) for a in args], loop, out, fast)
     return check

@@ -27,6 +27,7 @@ from .._graph.ir import Eqn, Var
 from .compile import compile_graph
 from .fusion import _operand_dtype
 from .kernels import (FAST_OPS, _NB_TEMPLATES, _dtype_name, _load_source, _scalar_literal,
+                      power_products,
                       fast_imports, fast_name)
 
 __all__ = ["RowKernel", "fused_rows", "make_row_eqn", "set_row_runner", "stat_shape"]
@@ -165,8 +166,8 @@ def _step_expr(src, k, stat, pre):
         else:
             have, name = _operand_dtype(a), _read_value(src, a, stat)
         names.append(name if np.dtype(have) == t else f"np.{_dtype_name(t)}({name})")
-    if op == "power":  # x ** 2 (rows.py admits it where NumPy's power is x * x)
-        return f"np.multiply({names[0]}, {names[0]})"
+    if op == "power":  # x ** n by products (rows.py admits it by kernels.power_exponent)
+        return power_products(names[0], int(args[1]))
     if op == "negative" and out.kind == "f":
         return f"flip{out.itemsize * 8}({names[0]}, m{out.itemsize * 8})"
     if op == "where":

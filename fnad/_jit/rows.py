@@ -29,7 +29,7 @@ import numpy as np
 from .._graph.ir import Var, rebuild
 from . import fusion
 from .fusion import _elementwise, replace_groups
-from .kernels import _numba_supports, fast_supports
+from .kernels import _numba_supports, fast_supports, power_exponent, square_is_product
 from .rowkernel import make_row_eqn, stat_shape
 
 __all__ = ["fuse_rows", "self_test", "row_groups", "fast_step"]
@@ -76,9 +76,8 @@ def _elem_types(e, fast=False):
     t = _elementwise(e, min_size=1, fast=fast)
     if t is None:
         return None
-    if t[0] == "power":  # x ** 2 is x * x where the self-test found NumPy's power so
-        two = [a for a in e.args[1:] if type(a) in (int, float) and a == 2]
-        return t if two and t[2].kind == "f" and self_test()[2] else None
+    if t[0] == "power":  # x * x, or under fast math x ** 3 and x ** 4 by products
+        return t if power_exponent(e.args, t[2], fast) is not None else None
     return t if _numba_supports(*t) or (fast and fast_supports(*t)) else None
 
 
@@ -244,16 +243,4 @@ def _run_self_test():
         a = rng.standard_normal((3, 5, 67)).astype(dt)
         if np.sum(a, axis=(-2, -1)).tobytes() != np.sum(a.reshape(3, -1), axis=-1).tobytes():
             return False, "np.sum over trailing axes is not one pairwise sum of the rows", False
-    return True, None, _square_is_power(rng)
-
-
-def _square_is_power(rng):
-    for dt in _FLOATS:
-        info = np.finfo(dt)
-        with np.errstate(all="ignore"):
-            x = np.concatenate([rng.standard_normal(4096) * 10.0 ** rng.integers(-40, 40, 4096),
-                                [0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny, info.max,
-                                 info.smallest_subnormal, -info.smallest_subnormal]]).astype(dt)
-            if np.power(x, 2).tobytes() != (x * x).tobytes():
-                return False
-    return True
+    return True, None, square_is_product()

@@ -186,7 +186,8 @@ def _kind(v):
 UNARY = ("fnp.exp(-fnp.abs({a}))", "fnp.tanh({a})", "fnp.sin({a})", "fnp.log1p(fnp.abs({a}))",
          "fnp.sqrt(fnp.abs({a}))", "-{a}", "fnp.abs({a})", "fnp.square({a})", "{a} * {a}",
          "fnp.reciprocal({a})", "fnp.floor({a})", "fnp.sign({a})", "fnp.negative({a} * 1.5)",
-         "fnp.copysign(1.0, {a})", "fnp.maximum({a}, 0.0)", "fnp.sqrt({a})")
+         "fnp.copysign(1.0, {a})", "fnp.maximum({a}, 0.0)", "fnp.sqrt({a})", "{a} ** 2",
+         "{a} ** 3", "fnp.power({a}, 4)")
 BINARY = ("{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / {b}", "fnp.maximum({a}, {b})",
           "fnp.minimum({a}, {b})", "fnp.where({a} > {b}, {a}, {b})", "fnp.copysign({a}, {b})",
           "fnp.arctan2({a}, {b})", "fnp.hypot({a}, {b})")
@@ -424,6 +425,8 @@ FAST = ("fnp.tanh({a})", "fnp.exp(fnp.tanh({a}))", "fnp.log(fnp.abs({a}) + 1.0)"
         "fsp.expit({a})", "fsp.erf({a})", "-fnp.exp(-fnp.abs({a}))",
         "{a} * fnp.tanh({a} * 0.5) + 1.5",
         "0.5 * {a} * (1.0 + fnp.tanh(0.7978845608 * ({a} + 0.044715 * {a} * {a} * {a})))",
+        "0.5 * {a} * (1.0 + fnp.tanh(0.7978845608 * ({a} + 0.044715 * {a} ** 3)))",
+        "{a} ** 3 * 0.25 - fnp.power({a}, 4) * 0.125 + {a} ** 2",
         "fnp.exp({a} - fnp.max({a}, axis=-1, keepdims=True))",
         "{a} - fnp.log(fnp.sum(fnp.exp({a} - fnp.max({a}, axis=-1, keepdims=True)), "
         "axis=-1, keepdims=True)) - fnp.max({a}, axis=-1, keepdims=True)",

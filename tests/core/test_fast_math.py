@@ -230,3 +230,44 @@ def test_backward_recomputes_cheap_chains_instead_of_saving_them(monkeypatch):
     assert peak < exact_peak
     for a, b in zip(fnad.jit(g, fast_math=True)(w1, w2, x), g(w1, w2, x)):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * float(np.max(np.abs(b))))
+
+
+# docs/jit.md, "Fast math": x ** 3 and x ** 4 by products (JAX's integer_pow order)
+POWER_BOUND_ULPS = {3: 2, 4: 3}
+
+
+@pytest.mark.parametrize("n", [3, 4])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_integer_powers_are_products_within_their_bound(n, dtype):
+    rng = np.random.default_rng(n)
+    info = np.finfo(dtype)
+    lo, hi = np.log2(float(info.tiny)) / n + 1, np.log2(float(info.max)) / n - 1
+    mag = 2.0 ** rng.uniform(lo, hi, 200_000)   # every scale whose power is normal
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e30, -1e30]
+    x = np.concatenate([mag * rng.choice([-1, 1], mag.size), rng.uniform(-3, 3, 100_000),
+                        special]).astype(dtype)
+    fast = fnad.jit(lambda x: -(x ** n), fast_math=True)
+    with np.errstate(all="ignore"):
+        got = -fast(x)
+        want = np.power(x, n)
+    (eqn,) = fast.graph(x).eqns
+    assert eqn.kwargs["kernel"].name.startswith("fused_numba"), eqn
+    wide = np.float64 if dtype == np.float32 else np.longdouble
+    finite = np.isfinite(want)
+    with np.errstate(all="ignore"):
+        err = ulps(got[finite], x[finite].astype(wide) ** n, dtype)
+    assert err.max() <= POWER_BOUND_ULPS[n], (n, err.max())
+    rest = ~finite   # infinities, NaN, overflow: NumPy's values, signed
+    assert np.array_equal(got[rest], want[rest], equal_nan=True)
+    zeros = want == 0
+    assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+
+
+def test_exact_jit_keeps_numpys_cube_and_fuses_the_square():
+    x = np.random.default_rng(0).standard_normal((64, 256)).astype(np.float32)
+    cube = fnad.jit(lambda x: x ** 3 * 2.0 + 1.0)
+    assert cube(x).tobytes() == (np.power(x, 3) * 2.0 + 1.0).tobytes()
+    assert "power" in [e.prim.name for e in cube.graph(x).eqns]   # NumPy's own power
+    square = fnad.jit(lambda x: x ** 2 * 2.0 + 1.0)
+    assert square(x).tobytes() == (np.power(x, 2) * 2.0 + 1.0).tobytes()
+    assert [e.prim.name for e in square.graph(x).eqns] == ["fused_elementwise"]

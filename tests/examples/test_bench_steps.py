@@ -73,6 +73,7 @@ def test_quick_run_prints_the_table(steps, capsys):
 def test_quick_run_with_jit(steps):
     (row,) = steps.main(["--quick", "--only", "mlp", "--no-torch", "--no-jax"])
     assert row["notes"] == [] and "jit" in row["med"] and row["first_s"]["jit"] > 0
+    assert "fast" in row["med"] and row["first_s"]["fast"] > 0   # fast math's column
 
 
 def test_quick_run_with_jax(steps, capsys):
@@ -159,3 +160,25 @@ def test_plain_gpt_jitted_step_gives_the_eager_bits(steps):
     for a, b in zip(fnad.tree_leaves(eager), fnad.tree_leaves(jitted)):
         a, b = np.asarray(a), np.asarray(b)
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_plain_gpt_fast_math_step_is_close_and_computes_powers_by_products(steps):
+    # fast math's gradients within its bound of the exact ones, normwise; its x ** 3 (tanh
+    # GELU) and the backward's x ** 2 are products in kernels, not NumPy's power (~46 ns an
+    # element). (Adam's updates are compared through the gradients: it maps a tiny
+    # gradient's last-bit noise to a whole step of either sign.)
+    w = steps.WORKLOADS["plain_gpt"](steps.QUICK["plain_gpt"], np.random.default_rng(1))
+    params, _, ids, targets = w["args"]
+    grad = fnad.value_and_grad(w["loss"])
+    exact = grad(params, ids, targets)
+    jgrad = fnad.jit(grad, fast_math=True)
+    fast = jgrad(params, ids, targets)
+    for a, b in zip(fnad.tree_leaves(exact), fnad.tree_leaves(fast)):
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        assert np.linalg.norm(b - a) <= 1e-4 * np.linalg.norm(a) + 1e-12
+    jstep = fnad.jit(w["step"], fast_math=True)
+    np.testing.assert_allclose(jstep(*w["args"])[2], w["step"](*w["args"])[2], rtol=1e-5)
+    if "numba" in fnad._jit.fusion.available_backends():
+        powers = [e for e in jstep.graph(*w["args"]).eqns if e.prim.name == "power"
+                  and e.outvars[0].aval.ndim]   # (Adam's 0-d b1 ** count stays)
+        assert powers == []
