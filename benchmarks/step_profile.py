@@ -4,6 +4,7 @@ then per family. Medians of the per-step totals over --repeats steps.
 
 Run: python benchmarks/step_profile.py [--workload gpt|mlp|rnn] [--repeats N] [--threads N]
      [--primitives]   (also the table by primitive)
+     [--fast-math]    (profile fnad.jit(step, fast_math=True))
 """
 
 import collections
@@ -47,11 +48,11 @@ def family_of(name):
     return "other"
 
 
-def profile(name, repeats):
+def profile(name, repeats, fast_math=False):
     c = steps.FULL[name]
     w = steps.WORKLOADS[name](c, np.random.default_rng(0))
     step, args = w["step"], w["args"]
-    jstep = fnad.jit(step)
+    jstep = fnad.jit(step, fast_math=fast_math)
     jstep(*args)
     entry = next(iter(jstep._cache.values()))
     prim_of = {id(e.prim.impl): e.prim.name for e in entry.optimized.eqns}
@@ -81,11 +82,13 @@ def main():
     argv = sys.argv[1:]
     name = argv[argv.index("--workload") + 1] if "--workload" in argv else "gpt"
     repeats = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else 20
-    total, prims = profile(name, repeats)
+    fast = "--fast-math" in argv
+    total, prims = profile(name, repeats, fast)
     fams = collections.defaultdict(float)
     for k, v in prims.items():
         fams[family_of(k)] += v
-    print(f"# benchmarks/step_profile.py: jitted {name} step, median of {repeats} steps, "
+    what = f"{name} step{' (fast math)' if fast else ''}"
+    print(f"# benchmarks/step_profile.py: jitted {what}, median of {repeats} steps, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     print(f"step {total * 1e3:.1f} ms; in primitives {sum(prims.values()) * 1e3:.1f} ms")
     print("| op family | ms per step | share |")
