@@ -110,8 +110,8 @@ def test_quick_memory_run(steps, capsys):
     steps.main(["--quick", "--only", "mlp", "--no-torch", "--no-jax", "--memory"])
     out = capsys.readouterr().out
     table = out[out.index("# mlp memory"):].splitlines()[1:]
-    assert [r.split("  ")[0] for r in table][1:] == ["hand NumPy", "fnad eager", "fnad jit"][
-        :len(table) - 1]
+    assert [r.split("  ")[0] for r in table][1:] == ["hand NumPy", "fnad eager", "fnad jit",
+                                                     "fnad jit fast math"][:len(table) - 1]
     assert "n/a" not in "\n".join(table)
     if hasattr(fnad, "jit"):
         assert "(" in table[-1]   # the plan's peak (inputs)
