@@ -1,12 +1,14 @@
-"""fnad.jit's fast math (`fast_math=True`, fnad/_jit/fastmath.py): tanh-GELU and softmax
-written with plain `fnad.numpy`, forward and forward+backward, eager against exact jit and
+"""fnad.jit's fast math (`fast_math=True`, fnad/_jit/fastmath.py): tanh-GELU, softmax and a
+cube (`x ** 3`, NumPy's power exactly, products under fast math) written with plain
+`fnad.numpy`, forward and forward+backward, eager against exact jit and
 fast jit, float32, at (64*32, 128) and (4096, 1024). Medians of alternating blocks in one
 process; each jit is called once before timing. Exact jit is checked bit for bit against
 eager first, fast jit to its documented bound (docs/jit.md, "Fast math").
 
 --bounds instead measures each op's largest error in ulps against float64 (float32 ops) and
 long double (float64 ops) references: float32 over every float32 input with --exhaustive
-(2^32 values; minutes), else over a sample of every scale.
+(2^32 values; minutes), else over a sample of every scale; and `x ** 3`, `x ** 4` as fast
+math's products (with NumPy's `power` beside them) over every scale whose power is normal.
 
 Run: python benchmarks/fast_math.py [--repeats N] [--threads N]
      python benchmarks/fast_math.py --bounds [--exhaustive]
@@ -39,6 +41,10 @@ def softmax(x):
     return e / fnp.sum(e, axis=-1, keepdims=True)
 
 
+def cube(x):
+    return x ** 3
+
+
 def backward(f):
     return fnad.grad(lambda x, w: fnp.sum(f(x) * w))
 
@@ -51,7 +57,7 @@ def timings(repeats):
     for shape in ((64 * 32, 128), (4096, 1024)):
         x = rng.standard_normal(shape).astype(np.float32)
         w = rng.standard_normal(shape).astype(np.float32)
-        for name, f in (("tanh-GELU", gelu), ("softmax", softmax)):
+        for name, f in (("tanh-GELU", gelu), ("softmax", softmax), ("cube", cube)):
             for what, fn, args in ((f"{name} fwd", f, (x,)),
                                    (f"{name} fwd+bwd", backward(f), (x, w))):
                 exact, fast = fnad.jit(fn), fnad.jit(fn, fast_math=True)
@@ -117,6 +123,19 @@ def bounds(exhaustive):
                 if d[k] > worst[0]:
                     worst = (float(d[k]), x[k])
             print(f"{op}{bits}: {worst[0]:.3f} ulps (at x = {worst[1]!r}; {what})", flush=True)
+    for bits, dt in ((32, np.float32), (64, np.float64)):
+        wide = np.float64 if dt == np.float32 else np.longdouble
+        for n in (3, 4):
+            lo = np.log2(float(np.finfo(dt).tiny)) / n + 1
+            hi = np.log2(float(np.finfo(dt).max)) / n - 1
+            x = np.concatenate([2.0 ** rng.uniform(lo, hi, 1 << 22) * rng.choice([-1, 1], 1 << 22),
+                                rng.uniform(-3, 3, 1 << 21)]).astype(dt)
+            fast = fnad.jit(lambda x, n=n: -(x ** n), fast_math=True)
+            ref = x.astype(wide) ** n
+            got, numpy = ulps(-fast(x), ref, dt).max(), ulps(np.power(x, n), ref, dt).max()
+            print(f"x ** {n} ({bits}-bit): {got:.3f} ulps by products, NumPy's power "
+                  f"{numpy:.3f} ({x.size} samples over every scale with a normal power)",
+                  flush=True)
 
 
 def main():

@@ -330,7 +330,7 @@ COLS = ["numpy", "fnad", "jit", "fast", "torch", "compile", "jax"]
 HEAD = ["hand NumPy", "fnad eager", "fnad jit", "fnad jit fast math", "PyTorch eager",
         "torch.compile", "jax.jit"]
 LABEL = dict(zip(COLS, HEAD))
-FIRST_CALL = ["jit", "fast", "compile", "jax"]   # compiled on their first call: reported on its own
+FIRST_CALL = ["jit", "fast", "compile", "jax"]   # compiled on their first call: reported alone
 
 
 def _loss(value):

@@ -239,8 +239,9 @@ fused_elementwise.abstract_eval = _fused_aval
 
 
 # --------------------------------------------------------------------------- clusters
-def _clusters(graph, accept):
-    """Lists of equation indices, each a cluster of two or more fusable equations."""
+def _clusters(graph, accept, alone=None):
+    """Lists of equation indices, each a cluster of two or more fusable equations, or of one
+    equation `alone(eqn)` wants as a kernel of its own."""
     member = {}  # Var -> cluster id
     clusters = {}  # id -> [equation indices]
     shape_of, sealed = {}, set()
@@ -269,7 +270,8 @@ def _clusters(graph, accept):
                     member[v] = cid
         clusters[cid].append(j)
         member[e.outvars[0]] = cid
-    return [sorted(c) for c in clusters.values() if len(c) > 1]
+    return [sorted(c) for c in clusters.values()
+            if len(c) > 1 or (alone is not None and alone(graph.eqns[c[0]]))]
 
 
 def _make_kernel(graph, idx, types, used_outside, backend, fast=False):
@@ -329,7 +331,10 @@ def fuse_elementwise(graph, backend=None, fast_math=False):
         types[id(e)] = t
         return True
 
-    clusters = _clusters(graph, accept)
+    # fast math's x ** 3 and x ** 4 beat NumPy's power (a scalar loop for negative bases)
+    # even as one-step kernels; a lone transcendental does not beat NumPy's SIMD loop
+    alone = (lambda e: types[id(e)][0] == "power") if fast else None
+    clusters = _clusters(graph, accept, alone)
     if not clusters:
         return graph
     eqns, done = replace_groups(

@@ -20,6 +20,7 @@ variables of the exact dtype, so numexpr neither upcasts nor rewrites constants)
 outputs read the earlier ones. Only float32/float64/bool operations with no casts.
 """
 
+import functools
 import hashlib
 import importlib.util
 import math
@@ -33,7 +34,7 @@ import numpy as np
 from .._core.settings import kernel_cache_dir, setting
 
 __all__ = ["supports", "build", "PARALLEL_MIN", "negates", "FAST_OPS", "power_exponent",
-           "power_products"]
+           "power_products", "square_is_product"]
 
 # The parallel (prange) variant runs from this many elements: by default never (FNAD_PARALLEL_MIN
 # sets it). Measured on the 2-core CI machine under load, numba's OpenMP threads spin-wait
@@ -58,11 +59,10 @@ FAST_OPS = {"exp": ("exp", ("float32", "float64")), "tanh": ("tanh", ("float32",
 # `x ** n` for a constant n computed by products in a numba kernel: n = 2 as x * x wherever
 # NumPy's power(x, 2) is x * x (checked once, `square_is_product`); under fast math also n = 3
 # as x * (x * x) and n = 4 as (x * x) * (x * x), JAX's integer_pow and PyTorch's order.
-# NumPy's float power with a negative base runs a scalar path (~46 ns an element against ~1
-# for x * x * x, measured on float32) whose bits no product order gives; measured worst
-# errors over 2M float32 values: 1.29 ulp (n = 3) and 1.90 ulp (n = 4), NumPy's 0.99.
+# NumPy's float power with a negative base runs a scalar path (~48 ns an element against
+# ~0.5 for the products, float32) whose bits no product order gives. Timings and worst
+# errors: `python benchmarks/fast_math.py [--bounds]`, docs/jit.md.
 _FAST_POWERS = (3, 4)
-_SQUARE = []
 
 
 _COMPARE = frozenset(("greater", "greater_equal", "less", "less_equal", "equal", "not_equal"))
@@ -144,22 +144,21 @@ def power_products(x, n):
     return f"(({x} * {x}) * ({x} * {x}))"
 
 
+@functools.cache
 def square_is_product():
     """Whether NumPy's float32 and float64 `power(x, 2)` give `x * x`'s bits here (run once,
     on wide-ranging values and the special ones)."""
-    if not _SQUARE:
-        rng = np.random.default_rng(0)
-        ok = True
-        for dt in (np.float32, np.float64):
-            info = np.finfo(dt)
-            wide = rng.standard_normal(4096) * 10.0 ** rng.integers(-40, 40, 4096)
-            special = [0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny, info.max,
-                       info.smallest_subnormal, -info.smallest_subnormal]
-            with np.errstate(all="ignore"):
-                x = np.concatenate([wide, special]).astype(dt)
-                ok = ok and np.power(x, 2).tobytes() == (x * x).tobytes()
-        _SQUARE.append(ok)
-    return _SQUARE[0]
+    rng = np.random.default_rng(0)
+    for dt in (np.float32, np.float64):
+        info = np.finfo(dt)
+        wide = rng.standard_normal(4096) * 10.0 ** rng.integers(-40, 40, 4096)
+        special = [0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny, info.max,
+                   info.smallest_subnormal, -info.smallest_subnormal]
+        with np.errstate(all="ignore"):
+            x = np.concatenate([wide, special]).astype(dt)
+            if np.power(x, 2).tobytes() != (x * x).tobytes():
+                return False
+    return True
 
 
 _NE_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "greater": ">",

@@ -27,8 +27,7 @@ from .._graph.ir import Eqn, Var
 from .compile import compile_graph
 from .fusion import _operand_dtype
 from .kernels import (FAST_OPS, _NB_TEMPLATES, _dtype_name, _load_source, _scalar_literal,
-                      power_products,
-                      fast_imports, fast_name)
+                      fast_imports, fast_name, power_products)
 
 __all__ = ["RowKernel", "fused_rows", "make_row_eqn", "set_row_runner", "stat_shape"]
 

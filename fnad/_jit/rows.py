@@ -29,7 +29,7 @@ import numpy as np
 from .._graph.ir import Var, rebuild
 from . import fusion
 from .fusion import _elementwise, replace_groups
-from .kernels import _numba_supports, fast_supports, power_exponent, square_is_product
+from .kernels import _numba_supports, fast_supports, power_exponent
 from .rowkernel import make_row_eqn, stat_shape
 
 __all__ = ["fuse_rows", "self_test", "row_groups", "fast_step"]
@@ -188,7 +188,7 @@ def fuse_rows(graph, fast_math=False):
     are reassociated (fnad/_jit/fastmath.py)."""
     if not graph.eqns:
         return graph
-    ok, why, _ = self_test()
+    ok, why = self_test()
     if not ok:
         return rebuild(graph, graph.eqns, note=f"rows: off ({why})")
     groups = row_groups(graph, fast_math)
@@ -213,9 +213,8 @@ LENGTHS = (1, 2, 7, 8, 9, 15, 16, 17, 127, 128, 129, 130, 255, 256, 257, 1000, 1
 
 
 def self_test():
-    """(ok, reason, square): whether the row kernels' sums and means give `np.sum`'s and
-    `np.mean`'s bits here, and whether `np.power(x, 2)` is `x * x` (run once, at first
-    use)."""
+    """(ok, reason): whether the row kernels' sums and means give `np.sum`'s and `np.mean`'s
+    bits here (run once, at first use)."""
     if not _SELF_TEST:
         _SELF_TEST.append(_run_self_test())
     return _SELF_TEST[0]
@@ -225,7 +224,7 @@ def _run_self_test():
     try:
         from . import rowlib  # noqa: PLC0415 - optional dependency (numba)
     except ImportError:
-        return False, "numba is not installed", False
+        return False, "numba is not installed"
     rng = np.random.default_rng(0)
     for dt in _FLOATS:
         for n in LENGTHS:
@@ -239,8 +238,8 @@ def _run_self_test():
                 m = (dt.type(np.float64(s) / np.float64(n)))
                 if s.tobytes() != want[r, 0].tobytes() or m.tobytes() != mean[r, 0].tobytes():
                     return False, (f"np.sum of {n} {dt.name} values is not NumPy's pairwise "
-                                   "sum as the row kernels compute it"), False
+                                   "sum as the row kernels compute it")
         a = rng.standard_normal((3, 5, 67)).astype(dt)
         if np.sum(a, axis=(-2, -1)).tobytes() != np.sum(a.reshape(3, -1), axis=-1).tobytes():
-            return False, "np.sum over trailing axes is not one pairwise sum of the rows", False
-    return True, None, square_is_product()
+            return False, "np.sum over trailing axes is not one pairwise sum of the rows"
+    return True, None

@@ -257,6 +257,10 @@ def test_small_integer_powers_are_products_within_their_bound(n, dtype):
     with np.errstate(all="ignore"):
         err = ulps(got[finite], x[finite].astype(wide) ** n, dtype)
     assert err.max() <= POWER_BOUND_ULPS[n], (n, err.max())
+    alone = fnad.jit(lambda x: x ** n, fast_math=True)   # one step: a kernel of its own
+    assert alone.graph(x).eqns[0].prim.name == "fused_elementwise"
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(alone(x), -fast(x))   # (a negated NaN's sign aside)
     rest = ~finite   # infinities, NaN, overflow: NumPy's values, signed
     assert np.array_equal(got[rest], want[rest], equal_nan=True)
     zeros = want == 0
