@@ -22,10 +22,10 @@ within max(16, n) float32 epsilons of the largest magnitude, n the length of the
 reduced (docs/jit.md's bound for fast math's softmax and GELU rows, and the reassociated
 sums' n eps).
 
-Then two checks behind the kernels' design: the GELU written with libm's scalar `erf` in
-numba (what the kernels' own vectorized exponential replaces), and the GELU on 1 and on
+Then the checks behind the kernels' design: the GELU written with libm's scalar `erf` in
+numba (what the kernels' own vectorized exponential replaces), the GELU on 1 and on
 --threads threads called back to back, without the 0.1 s pause that starts each timed
-block above.
+block above, fnad's exact `erf` per value, and fast math's `exp` of -inf against -10.
 
 Run: python benchmarks/layer_kernels.py [--threads N] [--repeats N] [--quick]
 (--quick: small shapes and 3 calls, a smoke run, not for the record)
@@ -314,6 +314,19 @@ def design_checks(threads, reps):
     os.environ["FNAD_NUM_THREADS"] = str(threads)
     print(f"# GELU of 1M float32 called back to back: 1 thread {back_to_back[1] * 1e3:.3f} ms, "
           f"{threads} threads {back_to_back[threads] * 1e3:.3f} ms")
+    compiler_checks(x, reps)
+
+
+def compiler_checks(x, reps):
+    """Two costs behind the compiler columns: fnad's exact float32 erf (NumPy passes, which
+    exact jit cannot fuse) and fast math's exp of a mask's -inf against an ordinary value."""
+    fast_exp = fnad.jit(lambda z: fnp.exp(z) * 2, fast_math=True)
+    low, ten = np.full_like(x, -np.inf), np.full_like(x, -10.0)
+    med = median_times({"erf": lambda: erf(x), "inf": lambda: fast_exp(low),
+                        "ten": lambda: fast_exp(ten)}, reps, rounds=3, pause=0.1)
+    print(f"# fnad.scipy.special.erf of 1M float32: {med['erf'] * 1e9 / x.size:.1f} ns per value;"
+          f" jit(exp(z) * 2, fast_math=True) of 1M float32: all -inf {med['inf'] * 1e3:.3f} ms,"
+          f" all -10 {med['ten'] * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":
