@@ -10,7 +10,9 @@ reads them vectorises. Each is a range reduction and a polynomial (Taylor coeffi
 
 - exp: x = k ln2 + r, |r| <= ln2/2 (Cody-Waite split of ln2), exp(r) by its Taylor
   polynomial (degree 7 for float32, 13 for float64), times 2^(k//2) * 2^(k - k//2) built
-  from the exponent bits (two factors: results down to the subnormals round once).
+  from the exponent bits (two factors: results down to the subnormals round once); below
+  the range (-104, -746: a mask's -inf) 0 by a select, as an underflowing product costs a
+  microcode assist per value.
 - tanh: (e^2|x| - 1) / (e^2|x| + 1) from the same reduction, with e^y - 1 as s*q + (s - 1)
   (q the polynomial of e^r - 1), the sign restored, x itself below 2^-12 (2^-27).
 - log: x = 2^e m, m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m-1)/(m+1), by its
@@ -69,12 +71,16 @@ def _pow2_4(kf):
 
 @njit(**_OPTS)
 def exp32(x):
-    xc = x if x > f4(-104.0) else f4(-104.0)
-    xc = xc if xc < f4(89.0) else f4(89.0)  # NaN: -104; fixed below
+    # below -104 (a mask's -inf) the result is 0: computed from exp(0) and selected, since a
+    # product that underflows to zero costs a microcode assist, 4x the whole exp
+    inside = x > f4(-104.0)
+    xc = x if inside else ZERO4
+    xc = xc if xc < f4(89.0) else f4(89.0)  # NaN: 0; fixed below
     kf, r = _reduce4(xc)
     p = ONE4 + _expm1_poly4(r)
     h = (kf * HALF4 + MAGIC4) - MAGIC4   # k/2 rounded: two normal factors 2^h 2^(k-h)
     res = (p * _pow2_4(h)) * _pow2_4(kf - h)
+    res = res if inside else ZERO4
     return res if x == x else x
 
 
@@ -187,12 +193,14 @@ def _pow2_8(kf):
 
 @njit(**_OPTS)
 def exp64(x):
-    xc = x if x > f8(-746.0) else f8(-746.0)
+    inside = x > f8(-746.0)  # below: 0, without an underflowing product (as exp32)
+    xc = x if inside else ZERO8
     xc = xc if xc < f8(710.0) else f8(710.0)
     kf, r = _reduce8(xc)
     p = ONE8 + _expm1_poly8(r)
     h = (kf * HALF8 + MAGIC8) - MAGIC8
     res = (p * _pow2_8(h)) * _pow2_8(kf - h)
+    res = res if inside else ZERO8
     return res if x == x else x
 
 

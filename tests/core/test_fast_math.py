@@ -104,6 +104,20 @@ def test_special_values_as_numpy(op):
         assert np.array_equal(np.signbit(got[zero]), np.signbit(want[zero])), op
 
 
+@pytest.mark.parametrize("dtype, cut", [(np.float32, -104.0), (np.float64, -746.0)])
+def test_exp_below_its_range_is_zero_and_keeps_its_bound_at_the_cut(dtype, cut):
+    """Below the cut (a causal mask's -inf) exp gives 0 by a select, since a product that
+    underflows costs a microcode assist per value (the fast softmax of masked scores took
+    4x the exact one, benchmarks/layer_kernels.py): the values at and around the cut."""
+    c = dtype(cut)
+    x = np.array([-np.inf, -1e30, 2 * c, c, np.nextafter(c, dtype(0)), c + 1, c + 20,
+                  c + 40, np.nan] * 100, dtype)
+    got = -_fast("exp")(x)
+    assert np.array_equal(got[:4], np.zeros(4, dtype)) and np.isnan(got[8])
+    with np.errstate(all="ignore"):
+        assert ulps(got, _ref("exp", x), dtype).max() <= BOUND_ULPS["exp"]
+
+
 def gelu(x):
     return 0.5 * x * (1.0 + fnp.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
 
