@@ -45,8 +45,9 @@ __all__ = ["supports", "build", "PARALLEL_MIN", "SPLIT_MIN", "set_runner", "nega
 # a passive wait a 262k-element kernel took 300-400 us parallel against 60-90 us serial.
 PARALLEL_MIN = setting("FNAD_PARALLEL_MIN")
 # A kernel touching (reading or writing, per element of the loop: its full inputs and its
-# outputs) at least this many elements is split over fnad's thread pool instead
-# (`python benchmarks/jit_fusion.py --split` measures serial against split).
+# outputs) at least this many elements is split over fnad's thread pool instead, as row
+# kernels are (`python benchmarks/jit_split.py` measures serial against split; its numbers,
+# on a loaded machine and with a free core: docs/benchmarks.md).
 SPLIT_MIN = 1 << 19
 BLOCK = 4096  # elements a row of a flat loop (no row or column broadcast) holds
 
