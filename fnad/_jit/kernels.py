@@ -443,7 +443,7 @@ def _build_numba(kernel):
         flat.append(f"x{k}.reshape(-1)")
     outs = [f"o{k}" for k in range(len(kernel.outs))]
     for k, (o, a) in enumerate(zip(outs, kernel.out_avals)):
-        # out=: a dying argument's buffer (fnad/_graph/memory.py), when it is C-contiguous
+        # out=: an arena slot of the program (fnad/_jit/arena.py), when it is C-contiguous
         lines.append(f"    b = None if out is None else out[{k}]")
         lines.append(f"    {o} = b.reshape(-1) if b is not None and b.flags.c_contiguous "
                      f"else np.empty({n}, np.{_dtype_name(a.dtype)})")

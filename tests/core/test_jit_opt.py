@@ -222,9 +222,9 @@ def test_adam_training_step_is_bit_identical(backend):
     _assert_same(out, want)
     assert g.memory_plan().peak <= fnad.jit(step, optimize=False).graph(
         params, state, x).memory_plan().peak
-    if backend == "numba":  # a dying gradient's buffer receives a kernel's output
-        gf.set_backend("numba")
-        assert "out=(" in fnad.jit(step)._entry(params, state, x).run.source
+    if backend == "numba":  # no kernel writes over a dying argument (fnad/_graph/memory.py:
+        gf.set_backend("numba")  # it would run scalar); these arrays are below the arena's size
+        assert "out=(" not in fnad.jit(step)._entry(params, state, x).run.source
 
 
 def test_grad_of_a_fused_jit_sees_the_unoptimised_program():
