@@ -186,22 +186,6 @@ def arena_plan(graph, choices):
     return sizes, slot_of, {v: cands[v][1] for v in slot_of if cands[v][1]}
 
 
-# Slot k starts (k * 7 mod 64) cache lines into a 4 KiB page. malloc puts every large
-# array at the same offset in its page, so the streams of a kernel reading and writing
-# several of them at the same index fell into the same L1 sets and their loads and stores
-# aliased: the plain GPT's five-output fast GELU kernel took 8-12 ms a call on its arena
-# slots against 1.2-1.6 ms on the same data at other offsets (docs/benchmarks.md). Only the
-# addresses change: every kernel and ufunc gives the same bits at any alignment.
-_PAGE, _LINE = 4096, 64
-
-
-def _staggered(n, k):
-    """n bytes starting (7 k mod 64) cache lines into a page."""
-    raw = np.empty(n + _PAGE, np.uint8)
-    at = (k * 7 * _LINE - raw.ctypes.data) % _PAGE
-    return raw[at:at + n]
-
-
 class Arenas:
     """A compiled program's arenas: `take()` gives a tuple of arrays (one per planned Var,
     in `order`), allocated on first need; `give(arena)` returns it for the next call."""
@@ -215,7 +199,7 @@ class Arenas:
         try:
             return self.free.pop()  # atomic: two threads never get the same arena
         except IndexError:
-            slots = [_staggered(n, k) for k, n in enumerate(self.sizes)]
+            slots = [np.empty(n, np.uint8) for n in self.sizes]
             return tuple(slots[s][:np.dtype(d).itemsize * int(np.prod(shape))].view(d)
                          .reshape(shape) for s, shape, d in self.views)
 
