@@ -8,11 +8,12 @@ code across processes. Inputs are passed flattened: "full" (the loop's shape), "
 trailing axes); any other broadcast is materialised first. Each operation casts its
 operands to NumPy's loop dtypes, so dtypes are NumPy's exactly; `error_model="numpy"`
 gives inf/nan where NumPy does instead of raising. The kernel fills the rows `[lo, hi)`
-of its loop (flat elements when nothing broadcasts by rows or columns), so a large one is
-split over fnad's thread pool (`set_runner`, registered by fnad/kernels/_threads.py) from
-`SPLIT_MIN` elements touched; every element is computed the same way in any part, so the
-bits are the same at any thread count. A numba prange variant is made from the same source
-and runs instead from `PARALLEL_MIN` elements (off by default).
+of its loop (blocks of `BLOCK` elements when nothing broadcasts by rows or columns), each
+through slices indexed from 0, so a large one can be split over fnad's thread pool
+(`set_runner`, registered by fnad/kernels/__init__.py) from `SPLIT_MIN` elements touched
+(FNAD_SPLIT_MIN; default never); every element is computed the same way in any part, so
+the bits are the same at any thread count. A numba prange variant is made from the same
+source and runs instead from `PARALLEL_MIN` elements (off by default).
 
 Under fast math (`fnad.jit(f, fast_math=True)`) a numba kernel also computes exp, tanh, log,
 erf (float32) and expit by the vectorisable approximations of fnad/_jit/fastmath.py
@@ -45,10 +46,11 @@ __all__ = ["supports", "build", "PARALLEL_MIN", "SPLIT_MIN", "set_runner", "nega
 # a passive wait a 262k-element kernel took 300-400 us parallel against 60-90 us serial.
 PARALLEL_MIN = setting("FNAD_PARALLEL_MIN")
 # A kernel touching (reading or writing, per element of the loop: its full inputs and its
-# outputs) at least this many elements is split over fnad's thread pool instead, as row
-# kernels are (`python benchmarks/jit_split.py` measures serial against split; its numbers,
-# on a loaded machine and with a free core: docs/benchmarks.md).
-SPLIT_MIN = 1 << 19
+# outputs) at least this many elements splits its rows over fnad's thread pool, as row
+# kernels do; by default never (FNAD_SPLIT_MIN sets it): on the loaded 2-core machine it was
+# measured on, splitting gained nothing at any size and cost the fast plain GPT step about
+# 2 ms (`python benchmarks/jit_split.py`, docs/benchmarks.md).
+SPLIT_MIN = setting("FNAD_SPLIT_MIN")
 BLOCK = 4096  # elements a row of a flat loop (no row or column broadcast) holds
 
 _runner = []  # the thread pool's run_ranges(kernel, n, args, work), once registered
