@@ -94,6 +94,10 @@ SETTINGS = {s.name: s for s in [
     Setting("FNAD_PARALLEL_MIN", COUNT, 1 << 62, "import",
             "elements from which fused numba kernels run their parallel (prange) variant; "
             "default: never"),
+    Setting("FNAD_SPLIT_MIN", COUNT, 1 << 62, "import",
+            "elements touched (full inputs and outputs) from which jit's fused elementwise "
+            "kernels split their rows over fnad's thread pool; default: never (no gain "
+            "measured on the loaded 2-core machine, docs/benchmarks.md)"),
     Setting("FNAD_CACHE_DIR", PATH, None, "each call",
             "fnad's cache (downloads, and jit's compiled kernels under kernels/); unset: "
             "$XDG_CACHE_HOME/fnad, else ~/.cache/fnad (kernels: ~/.cache/fnad/kernels)"),

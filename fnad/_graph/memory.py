@@ -6,11 +6,14 @@ result may return a view of an argument, so its results are put in the same "buf
 as its arguments. The known views (reshape, transpose, getitem, broadcast_to, ...) share
 their arguments' buffers only; any other primitive not known to allocate may also return
 an array it holds itself (a constant of a body it runs), so its results also share the
-`CONST` root. An elementwise ufunc (or a fused kernel that takes `out=`) may write its
-result into an argument's buffer at the equation where every value sharing that buffer
-dies, if the buffer was allocated by the program itself (never an input, a constant or a
-view), has the result's shape and dtype, and no other argument of that equation may be a
-view of it (a kernel writing element i would change what a view still reads).
+`CONST` root. An elementwise ufunc may write its result into an argument's buffer at the
+equation where every value sharing that buffer dies, if the buffer was allocated by the
+program itself (never an input, a constant or a view), has the result's shape and dtype,
+and no other argument of that equation may be a view of it (a kernel writing element i
+would change what a view still reads). Fused numba kernels are not given an argument's
+buffer: an output overlapping an input fails LLVM's run-time overlap check and sends the
+whole loop down its scalar path (the plain GPT's fast GELU kernel: 8-12 ms a call in place
+against 1.2-2 ms into another buffer, docs/benchmarks.md); jit's arena gives them buffers.
 
 `output_copies` says which outputs a compiled program must copy so that a jitted function
 returns fresh arrays where the eager function would: outputs that may be constants of the
@@ -140,34 +143,13 @@ def _dying_own(a, e, j, out, own, roots, last_of_root, taken):
             and not any(v is not a and a in roots[v] for v in e.invars()))
 
 
-def _fused_choice(e, j, own, roots, last_of_root, taken):
-    """For a fused kernel that takes `out=`: one dying argument buffer (or None) an output."""
-    kernel = e.kwargs.get("kernel")
-    if not getattr(kernel, "takes_out", False):
-        return None
-    picks = []
-    for v in e.outvars:
-        pick = next((a for a in e.args if _dying_own(a, e, j, v.aval, own, roots,
-                                                     last_of_root, taken)), None)
-        if pick is not None:
-            taken.add(pick)
-        picks.append(pick)
-    return tuple(picks) if any(p is not None for p in picks) else None
-
-
 def inplace_choices(graph):
-    """{equation index: the argument Var whose buffer receives the result (`out=`); for a
-    fused kernel, a tuple with one such Var or None per output}."""
+    """{equation index: the argument Var whose buffer receives the result (`out=`)}."""
     roots, own = buffer_sets(graph)
     last_of_root = _last_of_root(graph, roots)
     choices = {}
     taken = set()
     for j, e in enumerate(graph.eqns):
-        if e.prim.name == "fused_elementwise":
-            pick = _fused_choice(e, j, own, roots, last_of_root, taken)
-            if pick is not None:
-                choices[j] = pick
-            continue
         impl = e.prim.impl
         if not (isinstance(impl, np.ufunc) and impl.nout == 1 and impl.signature is None):
             continue

@@ -10,8 +10,8 @@ become the outputs of one `fused_elementwise` equation; the others never exist i
 The kernel is built by a backend (`set_backend`, env FNAD_FUSION):
   - "numba":   one compiled loop (fnad/_jit/kernels.py), every output in the same pass;
                arithmetic, comparisons, where and casts (transcendentals stay NumPy's SIMD
-               loops); multi-threaded (prange) from `PARALLEL_MIN` elements if set; cached
-               on disk.
+               loops); large ones split over fnad's thread pool (kernels.SPLIT_MIN);
+               cached on disk.
   - "numexpr": one numexpr program per output, blocked and multi-threaded.
   - "numpy":   the pure-NumPy fallback: the equations in order, results written into
                dying temporaries (`out=`); bit-identical to the unfused program.

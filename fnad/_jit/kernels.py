@@ -7,9 +7,13 @@ code across processes. Inputs are passed flattened: "full" (the loop's shape), "
 (one element, read once), "row" (broadcast over leading axes) or "col" (broadcast over
 trailing axes); any other broadcast is materialised first. Each operation casts its
 operands to NumPy's loop dtypes, so dtypes are NumPy's exactly; `error_model="numpy"`
-gives inf/nan where NumPy does instead of raising. A serial and a parallel (prange)
-variant are made from one source (each compiled when first used); the parallel one runs
-from `PARALLEL_MIN` elements.
+gives inf/nan where NumPy does instead of raising. The kernel fills the rows `[lo, hi)`
+of its loop (blocks of `BLOCK` elements when nothing broadcasts by rows or columns), each
+through slices indexed from 0, so a large one can be split over fnad's thread pool
+(`set_runner`, registered by fnad/kernels/__init__.py) from `SPLIT_MIN` elements touched
+(FNAD_SPLIT_MIN; default never); every element is computed the same way in any part, so
+the bits are the same at any thread count. A numba prange variant is made from the same
+source and runs instead from `PARALLEL_MIN` elements (off by default).
 
 Under fast math (`fnad.jit(f, fast_math=True)`) a numba kernel also computes exp, tanh, log,
 erf (float32) and expit by the vectorisable approximations of fnad/_jit/fastmath.py
@@ -33,14 +37,29 @@ import numpy as np
 
 from .._core.settings import kernel_cache_dir, setting
 
-__all__ = ["supports", "build", "PARALLEL_MIN", "negates", "FAST_OPS", "power_exponent",
-           "power_products", "square_is_product"]
+__all__ = ["supports", "build", "PARALLEL_MIN", "SPLIT_MIN", "set_runner", "negates", "FAST_OPS",
+           "power_exponent", "power_products", "square_is_product"]
 
 # The parallel (prange) variant runs from this many elements: by default never (FNAD_PARALLEL_MIN
 # sets it). Measured on the 2-core CI machine under load, numba's OpenMP threads spin-wait
 # after each parallel loop and make the serial work that follows 20-100x slower; even with
 # a passive wait a 262k-element kernel took 300-400 us parallel against 60-90 us serial.
 PARALLEL_MIN = setting("FNAD_PARALLEL_MIN")
+# A kernel touching (reading or writing, per element of the loop: its full inputs and its
+# outputs) at least this many elements splits its rows over fnad's thread pool, as row
+# kernels do; by default never (FNAD_SPLIT_MIN sets it): on the loaded 2-core machine it was
+# measured on, splitting gained nothing at any size and cost the fast plain GPT step about
+# 2 ms (`python benchmarks/jit_split.py`, docs/benchmarks.md).
+SPLIT_MIN = setting("FNAD_SPLIT_MIN")
+BLOCK = 4096  # elements a row of a flat loop (no row or column broadcast) holds
+
+_runner = []  # the thread pool's run_ranges(kernel, n, args, work), once registered
+
+
+def set_runner(run_ranges):
+    """Split large elementwise and row kernels with `run_ranges(kernel, n, args, work)`
+    (fnad/kernels/__init__.py registers fnad's pool)."""
+    _runner[:] = [run_ranges]
 
 # numba computes float math one element at a time through libm: tanh/exp/log/sin... run
 # 20x slower there than NumPy's SIMD loops (float32 tanh: 60-80 ns against 3 ns an element,
@@ -270,23 +289,29 @@ def _kinds(kernel):
     return kinds, 1, size
 
 
-def _numba_source(kernel, kinds, two_d):
+def _numba_source(kernel, kinds):
+    """The kernel over rows `[lo, hi)` of C elements each (the last may be shorter: a flat
+    loop's blocks). Each row reads its inputs and writes its outputs through slices indexed
+    from 0: with the index known to be non-negative numba drops its wraparound selects and
+    LLVM vectorises the loop, also with several outputs (one index `r * C + c` into the
+    whole arrays left a two-output loop with a fast-math tanh scalar, 8x slower)."""
     steps = kernel.steps
     nin = len(kernel.in_avals)
     ins = [f"x{k}" for k in range(nin)]
     outs = [f"o{k}" for k in range(len(kernel.outs))]
-    head = [f"def kernel(R, C, {', '.join(ins + outs)}):"]
-    pre, body = [], []
-    ind = "            " if two_d else "        "
+    head = [f"def kernel(lo, hi, C, n, {', '.join(ins + outs)}):"]
+    pre, rows, body = [], ["        s = r * C", "        e = min(s + C, n)"], []
+    ind = "            "
     for k, kind in enumerate(kinds):
         if kind == "scalar":
             pre.append(f"    a{k} = x{k}[0]")
         elif kind == "row":
             body.append(f"{ind}a{k} = x{k}[c]")
         elif kind == "col":
-            body.append(f"{ind}a{k} = x{k}[r]")
+            rows.append(f"        a{k} = x{k}[r]")
         else:
-            body.append(f"{ind}a{k} = x{k}[i]")
+            rows.append(f"        y{k} = x{k}[s:e]")
+            body.append(f"{ind}a{k} = y{k}[c]")
     consts = {}
 
     def operand(o, t):
@@ -317,12 +342,9 @@ def _numba_source(kernel, kinds, two_d):
             expr = f"np.{s.op}({', '.join(args)})"
         body.append(f"{ind}t{j} = {expr}")
     for k, j in enumerate(kernel.outs):
-        body.append(f"{ind}o{k}[i] = t{j}")
-    if two_d:
-        loop = ["    for r in prange(R):", "        for c in range(C):",
-                "            i = r * C + c"]
-    else:
-        loop = ["    for i in prange(C):"]
+        rows.append(f"        q{k} = o{k}[s:e]")
+        body.append(f"{ind}q{k}[c] = t{j}")
+    loop = ["    for r in prange(lo, hi):"] + rows + ["        for c in range(e - s):"]
     return "\n".join(fast_imports(s.op for s in steps) + head + pre + loop + body) + "\n"
 
 
@@ -410,8 +432,7 @@ def _load_source(text):
 
 def _build_numba(kernel):
     kinds, R, C = _kinds(kernel)
-    two_d = R > 1
-    mod = _load(_numba_source(kernel, kinds, two_d))
+    mod = _load(_numba_source(kernel, kinds))
     n = math.prod(kernel.shape)
     fn = mod.parallel if n >= PARALLEL_MIN else mod.serial
     shape = kernel.shape
@@ -424,13 +445,26 @@ def _build_numba(kernel):
         flat.append(f"x{k}.reshape(-1)")
     outs = [f"o{k}" for k in range(len(kernel.outs))]
     for k, (o, a) in enumerate(zip(outs, kernel.out_avals)):
-        # out=: a dying argument's buffer (fnad/_graph/memory.py), when it is C-contiguous
+        # out=: an arena slot of the program (fnad/_jit/arena.py), when it is C-contiguous
         lines.append(f"    b = None if out is None else out[{k}]")
         lines.append(f"    {o} = b.reshape(-1) if b is not None and b.flags.c_contiguous "
                      f"else np.empty({n}, np.{_dtype_name(a.dtype)})")
-    lines.append(f"    fn({R}, {C if two_d else n}, {', '.join(flat + outs)})")
+    if R == 1:  # a flat loop: blocks of BLOCK elements
+        N, C = -(-n // BLOCK), BLOCK
+    else:
+        N = R
+    args = ", ".join(flat + outs)
+    # elements touched: the full inputs read and the outputs written
+    work = n * (sum(kind in ("full", "general") for kind in kinds) + len(outs))
+    if fn is mod.serial and work >= SPLIT_MIN and N > 1:
+        lines.append("    if split:")
+        lines.append(f"        split[0](fn, {N}, ({C}, {n}, {args}), {work})")
+        lines.append("    else:")
+        lines.append(f"        fn(0, {N}, {C}, {n}, {args})")
+    else:
+        lines.append(f"    fn(0, {N}, {C}, {n}, {args})")
     lines.append(f"    return ({', '.join(f'{o}.reshape(shape)' for o in outs)},)")
-    ns = {"np": np, "fn": fn, "shape": shape}
+    ns = {"np": np, "fn": fn, "shape": shape, "split": _runner}
     exec(compile("\n".join(lines) + "\n", f"<{kernel.name}>", "exec"), ns)
     return ns["run"]
 

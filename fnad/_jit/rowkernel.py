@@ -26,23 +26,14 @@ from .._graph.graph import Graph
 from .._graph.ir import Eqn, Var
 from .compile import compile_graph
 from .fusion import _operand_dtype
-from .kernels import (FAST_OPS, _NB_TEMPLATES, _dtype_name, _load_source, _scalar_literal,
-                      fast_imports, fast_name, power_products)
+from .kernels import (FAST_OPS, _NB_TEMPLATES, _dtype_name, _load_source, _runner,
+                      _scalar_literal, fast_imports, fast_name, power_products)
 
-__all__ = ["RowKernel", "fused_rows", "make_row_eqn", "set_row_runner", "stat_shape"]
+__all__ = ["RowKernel", "fused_rows", "make_row_eqn", "stat_shape"]
 
 def stat_shape(S, p):
     """The shape of a row statistic of full shape S split at p (keepdims)."""
     return tuple(S[:p]) + (1,) * (len(S) - p)
-
-
-_runner = []  # the thread pool's run_ranges(kernel, n, args, work), once registered
-
-
-def set_row_runner(run_ranges):
-    """Split the rows of large row kernels with `run_ranges(kernel, n, args, work)`
-    (fnad/kernels/_threads.py registers its pool)."""
-    _runner[:] = [run_ranges]
 
 
 class RowKernel:

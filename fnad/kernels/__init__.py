@@ -9,7 +9,7 @@ rules that call the same primitive, so derivatives of any order use the kernel.
 from ._matmul import matmul as matmul
 from ._matmul import matmul_autotune as matmul_autotune
 
-from .._jit.rowkernel import set_row_runner as _set_row_runner
+from .._jit.kernels import set_runner as _set_runner
 from ._threads import run_ranges as _run_ranges
 
-_set_row_runner(_run_ranges)  # jit's row kernels (fnad/_jit/rows.py) split rows over this pool
+_set_runner(_run_ranges)  # jit's large elementwise and row kernels split over this pool

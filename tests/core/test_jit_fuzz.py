@@ -75,13 +75,12 @@ def test_programs_cover_every_family():
 
 
 def _unsafe_dying_own(a, e, j, out, own, roots, last_of_root, taken):
-    """The rule before issue 20: a view of `a` among the other arguments is not checked."""
+    """A planted bug: a buffer is written over at any use of it, not only at its last (fused
+    kernels, where the rule of issue 20 was found, no longer write over their arguments)."""
     return (type(a) is memory.Var and a not in taken and a in own and roots[a] == {a}
-            and last_of_root.get(a, -1) == j and a.aval.shape == out.shape
-            and a.aval.dtype == out.dtype)
+            and a.aval.shape == out.shape and a.aval.dtype == out.dtype)
 
 
-@pytest.mark.skipif("numba" not in jit_fuzz.BACKENDS, reason="numba is not installed")
 def test_a_planted_aliasing_bug_is_caught_with_a_small_reproduction(monkeypatch):
     monkeypatch.setattr(memory, "_dying_own", _unsafe_dying_own)
     for module, name in ((gf, "_backend"), (gf, "MIN_SIZE")):
@@ -89,9 +88,9 @@ def test_a_planted_aliasing_bug_is_caught_with_a_small_reproduction(monkeypatch)
     with pytest.raises(jit_fuzz.FuzzFailure) as info:
         for seed in range(40):
             prog = jit_fuzz.generate(seed, families=["inplace_chain", "elementwise"])
-            jit_fuzz.check_program(prog, backends=["numba"], checks=["jit"])
+            jit_fuzz.check_program(prog, backends=["off"], checks=["jit"])
     text = str(info.value)
-    assert "check 'jit' on fusion backend 'numba'" in text and "def f(x0, x1, i0, key):" in text
+    assert "check 'jit' on fusion backend 'off'" in text and "def f(x0, x1, i0, key):" in text
     body = text.split("def f(x0, x1, i0, key):")[1].split("return")[0]
     assert body.count(" = ") <= 4, text  # shrunk to the few statements that matter
     out = io.StringIO()
