@@ -274,7 +274,7 @@ def _forward(view, j):
     if made is not None and made.prim.name in ("multiply", "divide"):
         x = next((a for a in made.args if type(a) is Var), None)
         c = _scale_step(made, x) if x is not None else None
-        if c is None or view.only_reader(x) is not made:
+        if c is None or not math.isfinite(c) or c == 0 or view.only_reader(x) is not made:
             return None
         parts["scale"], parts["chain"] = c, parts["chain"] + [made]
         s = x
@@ -448,6 +448,7 @@ def fuse_attention(graph):
     if not any(e.prim.name == "logsumexp" for e in graph.eqns) or not available():
         return graph
     view = _View(graph)
+    pos = {id(e): i for i, e in enumerate(graph.eqns)}
     replace, drop, fused, backward = {}, set(), 0, 0
     for j, e in enumerate(graph.eqns):
         if e.prim.name != "logsumexp":
@@ -461,25 +462,32 @@ def fuse_attention(graph):
         q, k, v = parts["q"], parts["k"], parts["v"]
         tiles = AttentionTiles(parts["scale"], parts["mask"], parts["t_q"], parts["t_k"])
         lse = Var(ShapedArray(q.aval.shape[:-1] + (1,), _F32))
-        at = parts["o"] or back[-1][2]  # o's matmul, or dv's if o is not used
-        outs = [parts["o"].outvars[0], lse] if parts["o"] else [lse]
-        fwd = Eqn(attention_tiles, (q, k, v), {"tiles": tiles, "with_o": bool(parts["o"])},
-                  outs, at.scope)
-        drop.update(id(x) for x in parts["chain"])
-        fused += 1
-        if back is not None:
+        o_eqn = parts["o"]
+        outs = [o_eqn.outvars[0], lse] if o_eqn else [lse]
+        if back is None:
+            fwd = Eqn(attention_tiles, (q, k, v), {"tiles": tiles, "with_o": True}, outs,
+                      o_eqn.scope)
+            replace[id(o_eqn)] = [fwd]
+        else:
             dq, dk, dv, g, chain = back
-            first = min(chain[-1], chain[-3], chain[2], key=graph.eqns.index)
+            first = min(chain[-1], chain[-3], chain[2], key=lambda x: pos[id(x)])
+            # the backward equation goes where its first result was made: its inputs
+            # (and the forward's, when o is not used and both go there) must come before
+            inputs = (q, k, v, g) if o_eqn is None else (g, o_eqn.outvars[0])
+            if max(view.made.get(a, -1) for a in inputs if type(a) is Var) >= pos[id(first)]:
+                continue
+            fwd = Eqn(attention_tiles, (q, k, v), {"tiles": tiles, "with_o": bool(o_eqn)},
+                      outs, (o_eqn or first).scope)
             bwd = Eqn(attention_tiles_vjp, (q, k, v, lse, g), {"tiles": tiles}, [dq, dk, dv],
                       first.scope)
+            if o_eqn is None:
+                replace[id(first)] = [fwd, bwd]
+            else:
+                replace[id(o_eqn)], replace[id(first)] = [fwd], [bwd]
             drop.update(id(x) for x in chain)
             backward += 1
-            if parts["o"] is None:  # the forward goes where dv's matmul was
-                replace[id(first)] = [fwd, bwd] if first is at else [bwd]
-                replace.setdefault(id(at), [fwd])
-                continue
-            replace[id(first)] = [bwd]
-        replace[id(parts["o"])] = [fwd]
+        drop.update(id(x) for x in parts["chain"])
+        fused += 1
     if not fused:
         return graph
     eqns = []
