@@ -9,9 +9,12 @@ context 64, head size 32, float32), forward alone and `jit(grad)` of `sum(o * g)
   fnad_nn     fnad.jit of fnad_nn.scaled_dot_product_attention(causal=True) (its hand-
               fused softmax kernels, fnad.kernels.cpu)
 Medians in interleaved blocks (benchmarks/_timing.py); also each one's largest error
-against float64, normwise, in float32 eps.
+against float64, normwise, in float32 eps. `--gpt`: instead, `jit(value_and_grad(loss),
+fast_math=True)` of the plain GPT (benchmarks/_plain_gpt.py, steps.py's sizes, no
+optimizer) with and without the attention pass, interleaved in one process (so that a
+loaded machine slows both alike).
 
-Run: python benchmarks/attention_tiles.py [--threads N] [--repeats N]
+Run: python benchmarks/attention_tiles.py [--threads N] [--repeats N] [--gpt]
 """
 
 import math
@@ -19,6 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _plain_gpt
 from _timing import median_times, threads_from_argv
 
 if __name__ == "__main__":
@@ -75,9 +79,30 @@ def _err(got, want):
                  / eps)
 
 
+def gpt(repeats):
+    p = _plain_gpt.init(65, 128, 4, 64)
+    rng = np.random.default_rng(0)
+    ids, targets = rng.integers(0, 65, (2, 32, 64))
+
+    def loss(p, ids, targets):
+        return _plain_gpt.loss(fnp, fnp.logsumexp, p, ids, targets, 4)
+
+    step = fnad.value_and_grad(loss)
+    fns = {"fast math, attention pass off": _no_tiles(step, (p, ids, targets), fast_math=True),
+           "fast math (tiles)": fnad.jit(step, fast_math=True)}
+    med = median_times({k: (lambda f=f: f(p, ids, targets)) for k, f in fns.items()}, repeats)
+    print(f"# benchmarks/attention_tiles.py --gpt, {THREADS} threads: plain GPT loss and "
+          "gradient (d 128, 4 heads, 4 layers, context 64, batch 32)")
+    for key, t in med.items():
+        print(f"  {key:32s} {t * 1e3:8.2f} ms")
+
+
 if __name__ == "__main__":
     _threads.set_threads(THREADS)
     repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 30
+    if "--gpt" in sys.argv:
+        gpt(repeats)
+        sys.exit()
     rng = np.random.default_rng(0)
     q, k, v, g = (rng.standard_normal((B, H, T, D)).astype(np.float32) for _ in range(4))
 
