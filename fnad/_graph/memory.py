@@ -37,7 +37,7 @@ ALLOCATING = frozenset((
     "copy",
     "relu", "gelu", "expit", "softplus", "erf", "erfc", "softmax", "log_softmax",
     "attention_softmax", "softmax_vjp", "affine", "fused_elementwise",
-    "fused_rows"))
+    "fused_rows", "attention_tiles", "attention_tiles_vjp"))
 
 # primitives whose result may be a view of their array arguments and of nothing else
 VIEWS = frozenset((

@@ -23,6 +23,7 @@ from .._graph.memory import output_copies
 from .compile import compile_graph
 from .._core.fpcheck import checks_on, restate
 from . import fusion
+from .attention import fuse_attention
 from .fusion import fuse_elementwise, get_backend
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
 from .remat import rematerialize
@@ -185,6 +186,7 @@ def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0, fast_math=False)
             graph = run(graph)
     numba = (fusion or get_backend()) == "numba"
     if fast_math and numba and {"rows", "fusion"} & set(passes):
+        graph = fuse_attention(graph)  # attention per (batch, head) tile, with its backward
         graph = rematerialize(graph, fast_step)  # cheap chains recomputed where read again
     if "rows" in passes and numba:
         graph = fuse_rows(graph, fast_math=fast_math)

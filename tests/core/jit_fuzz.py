@@ -445,6 +445,31 @@ def fast_math(d):
     d.emit(d.choice(FAST).format(a=a), a)
 
 
+# attention as users write it (fast math fuses it per tile, fnad/_jit/attention.py): the
+# softmax of masked, scaled scores by exp(s - logsumexp(s)), times values; drawn only when
+# asked for (with the fast_math family)
+_SOFTMAX = "(lambda s: fnp.exp(s - fnp.logsumexp(s, axis=-1, keepdims=True)))"
+ATTENTION = (
+    _SOFTMAX + "(fnp.where(np.tri({t}, dtype=bool), {a} @ fnp.swapaxes({b}, -1, -2) / 2.0, "
+    "-np.inf)) @ {c}",
+    _SOFTMAX + "({a} @ fnp.swapaxes({b}, -1, -2) * 0.5) @ {c}",
+    _SOFTMAX + "(fnp.where(np.tri({t}, dtype=bool).T, {a} @ fnp.swapaxes({b}, -1, -2), "
+    "-np.inf)) @ {c}")
+
+
+def attention(d):
+    a = d.pick(ndim_min=2)
+    if a is None:
+        return
+    shape = np.shape(d.values[a])
+    same = [n for n, v in d.values.items()
+            if n != a and np.shape(v) == shape and _kind(v) == "float"]
+    b = d.choice(same) if same and d.rng.random() < 0.5 else f"fnp.tanh({a})"
+    c = d.choice(same) if same and d.rng.random() < 0.5 else f"({a} * 0.5 - 1.0)"
+    d.emit(d.choice(ATTENTION).format(a=a, b=b, c=c, t=shape[-2]),
+           a, *[n for n in same if n in (b, c)])
+
+
 # one line per family: name -> (weight, function); weight 0: only drawn when asked for
 FAMILIES = {
     "elementwise": (6, elementwise),
@@ -462,6 +487,7 @@ FAMILIES = {
     "rows": (2, rows),
     "fast_math": (0, fast_math),
     "recurrences": (0, recurrences),
+    "attention": (0, attention),
 }
 
 SHAPES = ((4, 6), (3, 4, 5), (5, 5), (2, 3, 4), (7,))
@@ -803,11 +829,11 @@ def check_program(prog, backends=None, checks=None, passes_off=()):
                     raise FuzzFailure(reproduction(small, check, backend, passes, why))
 
 
-def fuzz_fast_math(seeds, n_statements=6):
-    """Programs of the fast_math family under jit(fast_math=True) and jit(grad,
-    fast_math=True), on numba's kernels, within FAST_TOLERANCE."""
+def fuzz_fast_math(seeds, n_statements=6, families=("fast_math",)):
+    """Programs of the fast_math family (or `families`) under jit(fast_math=True) and
+    jit(grad, fast_math=True), on numba's kernels, within FAST_TOLERANCE."""
     for seed in seeds:
-        prog = generate(seed, n_statements, families=["fast_math"])
+        prog = generate(seed, n_statements, families=list(families))
         check_program(prog, ["numba"], list(FAST_CHECKS))
 
 

@@ -55,6 +55,20 @@ def test_fuzz_fast_math_many_programs():
     jit_fuzz.fuzz_fast_math(range(100, 400), n_statements=8)
 
 
+@pytest.mark.skipif("numba" not in jit_fuzz.BACKENDS, reason="numba is not installed")
+def test_fuzz_attention_fast_math():
+    # attention as users write it, fused per tile under fast math (fnad/_jit/attention.py):
+    # these seeds draw float32 programs whose forward and backward are fused
+    jit_fuzz.fuzz_fast_math([10, 17, 25, 31], n_statements=4,
+                            families=("attention", "fast_math"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("numba" not in jit_fuzz.BACKENDS, reason="numba is not installed")
+def test_fuzz_attention_fast_math_many_programs():
+    jit_fuzz.fuzz_fast_math(range(60, 260), n_statements=6, families=("attention", "fast_math"))
+
+
 @pytest.mark.slow
 def test_fuzz_many_programs():
     # thousands of programs, every optimisation switched off in turn for each
