@@ -24,6 +24,7 @@ from .compile import compile_graph
 from .._core.fpcheck import checks_on, restate
 from . import fusion
 from .fusion import fuse_elementwise, get_backend
+from .loops import batch_loop_gemms
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
 from .remat import rematerialize
 from .rows import fast_step, fuse_rows
@@ -134,7 +135,7 @@ def _builder(treedef):
 
 
 # The optimisations, in the order they run; `fnad.jit(f, optimize=...)` takes a set of them.
-PASSES = ("unroll", "fold", "simplify", "cse", "dce", "rows", "fusion", "inplace")
+PASSES = ("unroll", "fold", "simplify", "cse", "dce", "loops", "rows", "fusion", "inplace")
 _GRAPH_PASSES = (("fold", fold_constants), ("simplify", simplify),
                  ("cse", eliminate_common_subexpressions), ("dce", eliminate_dead_code))
 
@@ -174,8 +175,9 @@ def unroll_of(unroll):
 def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0, fast_math=False):
     """The graph passes among `passes`, in order: unrolling of the scans whose length x body
     equations is at most `unroll` (0: none), constant folding, algebraic simplification,
-    CSE, dead code, row fusion (with the numba backend), elementwise fusion (`fusion`: a
-    backend name, default the one set; `fast_math`: with fast math's approximations, and
+    CSE, dead code, under fast math the weight GEMMs of unrolled loops batched
+    (fnad/_jit/loops.py), row fusion (with the numba backend), elementwise fusion (`fusion`:
+    a backend name, default the one set; `fast_math`: with fast math's approximations, and
     their cheap chains recomputed by later readers, fnad/_jit/remat.py).
     ("inplace" is the compiler's: `compile_graph`.)"""
     if unroll and "unroll" in passes:
@@ -183,6 +185,8 @@ def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0, fast_math=False)
     for name, run in _GRAPH_PASSES:
         if name in passes:
             graph = run(graph)
+    if fast_math and "loops" in passes:
+        graph = batch_loop_gemms(graph)  # reassociates: fast math only
     numba = (fusion or get_backend()) == "numba"
     if fast_math and numba and {"rows", "fusion"} & set(passes):
         graph = rematerialize(graph, fast_step)  # cheap chains recomputed where read again
