@@ -117,22 +117,39 @@ def _worth_it(members):
     return len(members) >= MIN_GEMMS and 2 * sum(m[4] for m in members) >= rows
 
 
+def _step_axis(members):
+    """k when every index is `(:, ..., :, t)` with its int at the same axis k > 0 (the steps
+    of a batch-first loop, `x[:, t]`), else None."""
+    full = slice(None, None, None)
+    ks = [len(idx) - 1 for _, _, idx, _, _ in members
+          if all(i == full for i in idx[:-1]) and type(idx[-1]) is not slice]
+    if len(ks) != len(members) or len(set(ks)) != 1:
+        return None
+    return ks[0] or None
+
+
 def _projection_eqns(members, prims, scope):
-    """The equations of `X @ W` as one GEMM, shaped as X with d_out last: (eqns, Y)."""
-    _, x, _, w, _ = members[0]
-    mm = members[0][0]
-    shape = _shape(x)
-    out = mm.outvars[0]
-    d_out = _shape(w)[1]
+    """The equations of `X @ W` as one GEMM, shaped as X with d_out last (the step axis
+    first when the indices step along one axis k > 0, so that each step's slice is
+    contiguous): (eqns, Y, the index into Y of each member)."""
+    mm, x, _, w, _ = members[0]
+    shape, out, d_out = _shape(x), mm.outvars[0], _shape(w)[1]
+    k = _step_axis(members)
+    eqns, idxs = [], [idx for _, _, idx, _, _ in members]
+    if k is not None:  # X's step axis moved first: a copy of X, contiguous steps of Y
+        perm = (k,) + tuple(a for a in range(len(shape)) if a != k)
+        moved = _var(x, tuple(shape[a] for a in perm))
+        eqns.append(Eqn(prims["transpose"], (x, perm), {}, [moved], scope))
+        x, shape, idxs = moved, _shape(moved), [(idx[-1],) for idx in idxs]
     if len(shape) == 2:
         y = _var(out, shape[:-1] + (d_out,))
-        return [Eqn(mm.prim, (x, w), {}, [y], scope)], y
+        return eqns + [Eqn(mm.prim, (x, w), {}, [y], scope)], y, idxs
     rows = int(np.prod(shape[:-1]))
     x2, y2 = _var(x, (rows, shape[-1])), _var(out, (rows, d_out))
     y = _var(out, shape[:-1] + (d_out,))
-    return [Eqn(prims["reshape"], (x, (rows, shape[-1]), "C"), {}, [x2], scope),
-            Eqn(mm.prim, (x2, w), {}, [y2], scope),
-            Eqn(prims["reshape"], (y2, y.aval.shape, "C"), {}, [y], scope)], y
+    return eqns + [Eqn(prims["reshape"], (x, (rows, shape[-1]), "C"), {}, [x2], scope),
+                   Eqn(mm.prim, (x2, w), {}, [y2], scope),
+                   Eqn(prims["reshape"], (y2, y.aval.shape, "C"), {}, [y], scope)], y, idxs
 
 
 def hoist_projections(graph, prims):
@@ -141,26 +158,24 @@ def hoist_projections(graph, prims):
     groups = [m for m in _projection_groups(graph).values() if _worth_it(m)]
     if not groups:
         return graph, 0
-    first, replaced = {}, {}
+    first, replaced = {}, set()
     for members in groups:
         members = [(graph.eqns[k], x, idx, w, r) for k, x, idx, w, r in members]
         first[id(members[0][0])] = members
-        for e, _, idx, _, _ in members:
-            replaced[id(e)] = idx
-    eqns, ys, removed = [], {}, 0
+        replaced.update(id(m[0]) for m in members)
+    eqns, reads, removed = [], {}, 0
     for e in graph.eqns:
         members = first.get(id(e))
         if members is not None:
-            new, y = _projection_eqns(members, prims, e.scope)
+            new, y, idxs = _projection_eqns(members, prims, e.scope)
             eqns.extend(new)
-            for m in members:
-                ys[id(m[0])] = y
+            for m, idx in zip(members, idxs):
+                reads[id(m[0])] = (y, idx)
             removed += len(members) - 1
-        idx = replaced.get(id(e))
-        if idx is None:
+        if id(e) not in replaced:
             eqns.append(e)
         else:
-            eqns.append(Eqn(prims["getitem"], (ys[id(e)], idx), {}, e.outvars, e.scope))
+            eqns.append(Eqn(prims["getitem"], reads[id(e)], {}, e.outvars, e.scope))
     return rebuild(graph, eqns), removed
 
 
