@@ -332,8 +332,9 @@ class jit:  # used like a function, as in JAX
         a donated input's buffer for the outputs (NumPy arrays), so donating changes nothing.
       optimize: which optimisations run: True (all of them), False (none: the traced
         program as it is) or a collection of names from `jit.PASSES` ("unroll", "fold",
-        "simplify", "cse", "dce", "rows", "fusion", "inplace"), e.g. `set(jit.PASSES) - {"fusion"}`
-        to switch fusion off. Each gives the unoptimised program's bits (docs/jit.md).
+        "simplify", "cse", "dce", "loops", "rows", "fusion", "inplace"), e.g.
+        `set(jit.PASSES) - {"fusion"}` to switch fusion off. Each gives the unoptimised
+        program's bits (docs/jit.md), but "loops", which runs under fast math only.
       unroll: the most body equations a `lax.scan` may be unrolled into (its length times
         its body's equations): such scans become their steps in the program, so the other
         passes work across steps; same bits. 0 (the default) keeps every scan. Runs when
@@ -342,7 +343,8 @@ class jit:  # used like a function, as in JAX
         every jit) lets the compiled program trade them for speed: exp, tanh, log, erf
         (float32) and expit join the fused numba kernels as vectorised approximations,
         each within the error bound docs/jit.md states (a few ulps), negations join them
-        (NaN signs may differ from NumPy's), and fused row sums are reassociated. Only the
+        (NaN signs may differ from NumPy's), fused row sums are reassociated, and the
+        weight GEMMs of unrolled loops are batched into one (the "loops" pass). Only the
         compiled program changes: grad(jit(f)), vmap and other transforms replay the
         exact operations. Part of the compile-cache key.
 
