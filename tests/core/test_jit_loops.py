@@ -184,7 +184,7 @@ def _kernel_cache(monkeypatch, request, tmp_path_factory):
 def test_fuzz_loops_family(_kernel_cache):
     # Python loops of projections, recurrences and sums of products: exact jit bit for bit,
     # fast jit and jit(grad) within the fast-math tolerance
-    jit_fuzz.fuzz_loops(range(6))
+    jit_fuzz.fuzz_loops(range(10))
 
 
 @pytest.mark.slow
