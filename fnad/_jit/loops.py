@@ -8,12 +8,15 @@ pass makes each of them one GEMM:
 
 - **Input projections.** Matmuls `getitem(X, idx_t) @ W` with the same `X` and 2-D `W`,
   whose indices (ints and slices) leave `X`'s last axis whole, become one GEMM of `X` as
-  `(rows, d_in)` times `W`, reshaped back; each original result is the same index of it.
-  Only where the slices cover at least half of `X`'s rows (else it would compute too much).
+  `(rows, d_in)` times `W`, reshaped back; each original result is the same index of it
+  (when every index is `x[:, ..., t]`, X's step axis is moved first, so that each step's
+  slice of the result is contiguous). Only where the slices cover at least half of `X`'s
+  rows (else it would compute too much).
 - **Weight-gradient sums.** An add tree whose leaves include at least two matmuls
   `transpose(a_t) @ g_t` (2-D, each read by the tree only; a 2-D constant in place of
   `transpose(a_t)` counts too) becomes `concatenate(a_t)^T @ concatenate(g_t)`, one GEMM
-  over the `sum_t rows_t` rows, plus the tree's other leaves.
+  over the `sum_t rows_t` rows, plus the tree's other leaves; one with at least two column
+  sums `sum(g_t, axis=0)` (a bias's gradient) becomes one sum of `concatenate(g_t)`.
 
 Both reassociate sums: a projection row comes from a bigger GEMM that BLAS may block
 differently, and a weight gradient sums its products inside one GEMM rather than `T`
