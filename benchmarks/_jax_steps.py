@@ -127,8 +127,9 @@ def gpt(jax, params, config, ids, targets, hp):
     return _runner(jax, loss, opt, params, (ids.astype(np.int32), targets.astype(np.int32)))
 
 
-def rnn(jax, params, xs, target, lr):
-    """tanh RNN over `jax.lax.scan`, MSE of a linear readout of the last hidden state, Adam."""
+def rnn(jax, params, xs, target, lr, loop=False):
+    """tanh RNN over `jax.lax.scan` (`loop`: a Python loop over time, which jax.jit unrolls),
+    MSE of a linear readout of the last hidden state, Adam."""
     jnp = jax.numpy
 
     def loss(p, xs, target):
@@ -138,8 +139,12 @@ def rnn(jax, params, xs, target, lr):
             h = jnp.tanh(x_t @ cell["w_ih"] + cell["b_ih"] + h @ cell["w_hh"] + cell["b_hh"])
             return h, None
 
-        h0 = jnp.zeros((xs.shape[0], cell["w_hh"].shape[0]), xs.dtype)
-        h, _ = jax.lax.scan(body, h0, jnp.swapaxes(xs, 0, 1))
+        h = jnp.zeros((xs.shape[0], cell["w_hh"].shape[0]), xs.dtype)
+        if loop:
+            for t in range(xs.shape[1]):
+                h, _ = body(h, xs[:, t])
+        else:
+            h, _ = jax.lax.scan(body, h, jnp.swapaxes(xs, 0, 1))
         return jnp.mean(jnp.square(h @ p["out"]["w"] + p["out"]["b"] - target))
 
     return _runner(jax, loss, adamw(jax, lr), params, (xs, target))

@@ -14,6 +14,8 @@ step under `jax.jit`). Issue 12's three workloads:
        last hidden state, MSE, Adam lr 1e-3
   rnn_scan  the rnn with fnad's loss written over fnad.lax.scan as users write it (x_t @ W
        and h @ U in the body, the jax peer's code), whose weight GEMMs scan hoists
+  rnn_loop  the rnn with fnad's loss (and the jax peer's) written as a Python loop over time
+       (x[:, t] @ W + h @ U), which jit unrolls; fast math batches its weight GEMMs
 
 and issue 30's "GPT as users write it" (no hand NumPy step: its ratios are n/a):
 
@@ -35,9 +37,9 @@ runs on XLA's own thread pool, which it does not limit. Without jax, the table s
 the optimised program, fnad/_graph/memory.py) and, for every implementation, the peak RSS
 measured in a fresh process (benchmarks/_rss.py).
 
-Run: python benchmarks/steps.py [--only mlp,gpt,plain_gpt,rnn,rnn_scan] [--repeats N] [--threads N]
-     [--no-jit] [--no-fast] [--no-torch] [--no-compile] [--no-jax] [--memory] [--markdown]
-     [--quick]     (--quick: small sizes and few repeats, a smoke run)
+Run: python benchmarks/steps.py [--only mlp,gpt,plain_gpt,rnn,rnn_scan,rnn_loop] [--repeats N]
+     [--threads N] [--no-jit] [--no-fast] [--no-torch] [--no-compile] [--no-jax] [--memory]
+     [--markdown] [--quick]     (--quick: small sizes and few repeats, a smoke run)
 """
 
 import argparse
@@ -70,17 +72,18 @@ import _rss
 
 # jax.jit's median ms / hand NumPy's median ms in issue 12's reference measurement: shown
 # for reference, and the jit goal's bar, only when jax is not installed.
-JAX_RATIO = {"mlp": 0.78 / 1.09, "gpt": 105 / 166, "rnn": 1.92 / 2.75, "rnn_scan": 1.92 / 2.75}
+JAX_RATIO = {"mlp": 0.78 / 1.09, "gpt": 105 / 166, "rnn": 1.92 / 2.75, "rnn_scan": 1.92 / 2.75,
+             "rnn_loop": 1.92 / 2.75}
 FULL = {"mlp": dict(sizes=(784, 256, 256, 10), batch=128, repeats=300),
         "gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
         "plain_gpt": dict(d=128, heads=4, layers=4, context=64, batch=32, repeats=30),
         "rnn": dict(d_in=32, hidden=128, steps=50, batch=32, d_out=10, repeats=150)}
-FULL["rnn_scan"] = FULL["rnn"]
+FULL["rnn_scan"] = FULL["rnn_loop"] = FULL["rnn"]
 QUICK = {"mlp": dict(sizes=(64, 32, 32, 10), batch=16, repeats=3),
          "gpt": dict(d=32, heads=2, layers=1, context=16, batch=4, repeats=3),
          "plain_gpt": dict(d=32, heads=2, layers=1, context=16, batch=4, repeats=3),
          "rnn": dict(d_in=8, hidden=16, steps=10, batch=4, d_out=10, repeats=3)}
-QUICK["rnn_scan"] = QUICK["rnn"]
+QUICK["rnn_scan"] = QUICK["rnn_loop"] = QUICK["rnn"]
 VOCAB = 65
 
 
@@ -120,6 +123,17 @@ def rnn_scan_loss(params, xs, target):
 
     h0 = fnp.zeros((xs.shape[0], cell["w_hh"].shape[0]), xs.dtype)
     h, _ = fnad.lax.scan(body, h0, fnp.swapaxes(xs, 0, 1))
+    return nn.mse_loss(nn.linear(params["out"], h), target)
+
+
+def rnn_loop_loss(params, xs, target):
+    """The tanh RNN as users write it in a Python loop over time (the jax peer's code too):
+    jit unrolls it, and under fast math batches its weight GEMMs (docs/jit.md, "Fast math")."""
+    fnp = fnad.numpy
+    cell = params["rnn"][0]
+    h = fnp.zeros((xs.shape[0], cell["w_hh"].shape[0]), xs.dtype)
+    for t in range(xs.shape[1]):
+        h = fnp.tanh(xs[:, t] @ cell["w_ih"] + cell["b_ih"] + h @ cell["w_hh"] + cell["b_hh"])
     return nn.mse_loss(nn.linear(params["out"], h), target)
 
 
@@ -296,6 +310,17 @@ def rnn_scan_workload(c, rng, dtype=np.float32):
                 step=make_step(rnn_scan_loss, opt), args=(params, opt.init(params)) + w["args"][2:])
 
 
+def rnn_loop_workload(c, rng, dtype=np.float32):
+    """`rnn` with fnad's loss and the jax peer's written as a Python loop over time."""
+    w = rnn_workload(c, rng, dtype)
+    opt = optim.adam(1e-3)
+    params, _, xs, target = w["args"]
+    return dict(w, label=w["label"] + ", fnad and jax as a Python loop over time",
+                loss=rnn_loop_loss, step=make_step(rnn_loop_loss, opt),
+                args=(params, opt.init(params), xs, target),
+                jax=lambda jax: _jax_steps.rnn(jax, params, xs, target, 1e-3, loop=True))
+
+
 def plain_gpt_workload(c, rng, dtype=np.float32):
     params = _plain_gpt.init(VOCAB, c["d"], c["layers"], c["context"], dtype)
     ids = rng.integers(0, VOCAB, (c["batch"], c["context"]))
@@ -321,7 +346,7 @@ def plain_gpt_workload(c, rng, dtype=np.float32):
 
 
 WORKLOADS = {"mlp": mlp_workload, "gpt": gpt_workload, "plain_gpt": plain_gpt_workload,
-             "rnn": rnn_workload, "rnn_scan": rnn_scan_workload}
+             "rnn": rnn_workload, "rnn_scan": rnn_scan_workload, "rnn_loop": rnn_loop_workload}
 
 
 # --------------------------------------------------------------------------- running

@@ -25,6 +25,7 @@ from .._core.fpcheck import checks_on, restate
 from . import fusion
 from .attention import fuse_attention
 from .fusion import fuse_elementwise, get_backend
+from .loops import batch_loop_gemms
 from .passes import eliminate_common_subexpressions, eliminate_dead_code, fold_constants
 from .remat import rematerialize
 from .rows import fast_step, fuse_rows
@@ -135,7 +136,7 @@ def _builder(treedef):
 
 
 # The optimisations, in the order they run; `fnad.jit(f, optimize=...)` takes a set of them.
-PASSES = ("unroll", "fold", "simplify", "cse", "dce", "rows", "fusion", "inplace")
+PASSES = ("unroll", "fold", "simplify", "cse", "dce", "loops", "rows", "fusion", "inplace")
 _GRAPH_PASSES = (("fold", fold_constants), ("simplify", simplify),
                  ("cse", eliminate_common_subexpressions), ("dce", eliminate_dead_code))
 
@@ -175,8 +176,10 @@ def unroll_of(unroll):
 def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0, fast_math=False):
     """The graph passes among `passes`, in order: unrolling of the scans whose length x body
     equations is at most `unroll` (0: none), constant folding, algebraic simplification,
-    CSE, dead code, row fusion (with the numba backend), elementwise fusion (`fusion`: a
-    backend name, default the one set; `fast_math`: with fast math's approximations, and
+    CSE, dead code, under fast math the weight GEMMs of unrolled loops batched
+    (fnad/_jit/loops.py) and attention fused per (batch, head) tile (fnad/_jit/attention.py,
+    with numba), row fusion (with the numba backend), elementwise fusion (`fusion`:
+    a backend name, default the one set; `fast_math`: with fast math's approximations, and
     their cheap chains recomputed by later readers, fnad/_jit/remat.py).
     ("inplace" is the compiler's: `compile_graph`.)"""
     if unroll and "unroll" in passes:
@@ -184,6 +187,8 @@ def optimize_graph(graph, fusion=None, passes=PASSES, unroll=0, fast_math=False)
     for name, run in _GRAPH_PASSES:
         if name in passes:
             graph = run(graph)
+    if fast_math and "loops" in passes:
+        graph = batch_loop_gemms(graph)  # reassociates: fast math only
     numba = (fusion or get_backend()) == "numba"
     if fast_math and numba and {"rows", "fusion"} & set(passes):
         graph = fuse_attention(graph)  # attention per (batch, head) tile, with its backward
@@ -330,8 +335,9 @@ class jit:  # used like a function, as in JAX
         a donated input's buffer for the outputs (NumPy arrays), so donating changes nothing.
       optimize: which optimisations run: True (all of them), False (none: the traced
         program as it is) or a collection of names from `jit.PASSES` ("unroll", "fold",
-        "simplify", "cse", "dce", "rows", "fusion", "inplace"), e.g. `set(jit.PASSES) - {"fusion"}`
-        to switch fusion off. Each gives the unoptimised program's bits (docs/jit.md).
+        "simplify", "cse", "dce", "loops", "rows", "fusion", "inplace"), e.g.
+        `set(jit.PASSES) - {"fusion"}` to switch fusion off. Each gives the unoptimised
+        program's bits (docs/jit.md), but "loops", which runs under fast math only.
       unroll: the most body equations a `lax.scan` may be unrolled into (its length times
         its body's equations): such scans become their steps in the program, so the other
         passes work across steps; same bits. 0 (the default) keeps every scan. Runs when
@@ -340,7 +346,8 @@ class jit:  # used like a function, as in JAX
         every jit) lets the compiled program trade them for speed: exp, tanh, log, erf
         (float32) and expit join the fused numba kernels as vectorised approximations,
         each within the error bound docs/jit.md states (a few ulps), negations join them
-        (NaN signs may differ from NumPy's), and fused row sums are reassociated. Only the
+        (NaN signs may differ from NumPy's), fused row sums are reassociated, and the
+        weight GEMMs of unrolled loops are batched into one (the "loops" pass). Only the
         compiled program changes: grad(jit(f)), vmap and other transforms replay the
         exact operations. Part of the compile-cache key.
 

@@ -39,6 +39,7 @@ a new backend is one name in `BACKENDS`.
 """
 
 import contextlib
+import functools
 import re
 import warnings
 
@@ -55,7 +56,7 @@ import fnad_nn as nn
 from fnad_nn import _fused as nnf
 
 __all__ = ["FAMILIES", "BACKENDS", "CHECKS", "FAST_CHECKS", "Program", "generate",
-           "check_program", "fuzz", "fuzz_fast_math", "FuzzFailure"]
+           "check_program", "fuzz", "fuzz_fast_math", "fuzz_loops", "FuzzFailure"]
 
 BACKENDS = [b for b in ("numba", "numexpr", "numpy") if gf._importable(b)]
 # docs/jit.md: numexpr's transcendentals agree with NumPy to these, relative
@@ -107,7 +108,8 @@ class Program:
                          + [f"{n} = {code}" for n, code in self.consts]) + "\n"
 
     def namespace(self):
-        ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf, "fsp": fsp}
+        ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf, "fsp": fsp,
+              "functools": functools}
         exec(self.inputs_source(), ns)  # the fuzzer's own code
         exec(self.source() + LOSS_SOURCE, ns)
         return ns
@@ -419,6 +421,42 @@ def recurrences(d):
                a, w)
 
 
+# Python loops that jit unrolls, whose weight GEMMs fast math batches (fnad/_jit/loops.py):
+# input projections a[t] @ w over the steps t of one axis, recurrences h @ u, and sums over
+# the steps of a[t]^T @ (...); w and u traced (they depend on an input), so that jit(grad)
+# holds their gradients as sums of per-step GEMMs; drawn only when asked for
+_STEP0 = "fnp.tanh({x0} @ {w})"
+LOOPS = ("functools.reduce(lambda h, t: fnp.tanh({a}[t] @ {w} + h @ {u}), range(1, {n}), "
+         + _STEP0.format(x0="{a}[0]", w="{w}") + ")",
+         "functools.reduce(lambda h, t: fnp.tanh({a}[:, t] @ {w} + h @ {u}) * 0.5 + h, "
+         "range(1, {m}), " + _STEP0.format(x0="{a}[:, 0]", w="{w}") + ")",
+         "fnp.stack([fnp.tanh({a}[t] @ {w}) * (t + 1.0) for t in range({n})])",
+         "fnp.stack([{a}[t] @ {w} - {a}[t] @ {u} for t in range({n} - 1, -1, -1)])",
+         "functools.reduce(lambda s, t: s + {a}[t].T @ fnp.tanh({a}[t] @ {w}), range(1, {n}), "
+         "{a}[0].T @ fnp.tanh({a}[0] @ {w}))",
+         "functools.reduce(lambda s, t: s + {a}[t].T @ ({a}[t] @ {u}) + fnp.sum({a}[t] @ {w}, "
+         "axis=0), range({n}), {a}[0].T @ {a}[0] * 0.0)")
+
+
+def loops(d):
+    # steps of at least 2-D (rows of a batch): exact jit(grad) of a 1-D step's matmul,
+    # `sum(x[0] @ w, axis=0)`, differs from eager's in the last bit (a known bug, reported)
+    a = d.pick(ndim_min=3)
+    if a is None:  # steps of a 2-D value: stacked with another function of it
+        b = d.pick(ndim_min=2)
+        a = b and d.emit(f"fnp.stack([{b}, fnp.tanh({b}) - 0.5, {b} * 0.25])", b)
+    if a is None:
+        return
+    shape, dt = np.shape(d.values[a]), d.values[a].dtype.name
+    s = d.pick(exclude=(a,)) or a
+    k = shape[-1]
+    scale = f"(1.0 + 0.1 * fnp.tanh(fnp.mean({s})))"
+    w = d.emit(f"{d.const((k, k), dt)} * {scale}", s)
+    u = d.emit(f"{d.const((k, k), dt)} * 0.5 * {scale}", s) if w is not None else None
+    if u is not None:
+        d.emit(d.choice(LOOPS).format(a=a, w=w, u=u, n=shape[0], m=shape[1]), a, w, u)
+
+
 # fast math (docs/jit.md): smooth programs, so that the approximations (and reassociated
 # row sums) are their only difference from eager, within the stated bound
 FAST = ("fnp.tanh({a})", "fnp.exp(fnp.tanh({a}))", "fnp.log(fnp.abs({a}) + 1.0)",
@@ -488,6 +526,7 @@ FAMILIES = {
     "fast_math": (0, fast_math),
     "recurrences": (0, recurrences),
     "attention": (0, attention),
+    "loops": (0, loops),
 }
 
 SHAPES = ((4, 6), (3, 4, 5), (5, 5), (2, 3, 4), (7,))
@@ -524,7 +563,8 @@ def generate(seed, n_statements=8, families=None):
 
 
 def _inputs_ns(prog):
-    ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf, "fsp": fsp}
+    ns = {"np": np, "fnp": fnp, "fnad": fnad, "lax": lax, "nn": nn, "nnf": nnf, "fsp": fsp,
+          "functools": functools}
     exec(prog.inputs_source(), ns)  # the fuzzer's own code
     return ns
 
@@ -802,7 +842,8 @@ def reproduction(prog, check, backend, passes, why):
                             "fnad.grad(loss, argnums=(0, 1))(x0, x1, i0, key)")}[check]
     return (f"jit fuzz: check {check!r} on fusion backend {backend!r}, passes off: "
             f"{off or 'none'}: {why}\n--- reproduction (seed {prog.seed}) ---\n"
-            "import numpy as np, fnad, fnad.numpy as fnp\nfrom fnad import lax\n"
+            "import functools\nimport numpy as np, fnad, fnad.numpy as fnp\n"
+            "from fnad import lax\n"
             "from fnad.scipy import special as fsp\n"
             "from fnad._jit import fusion\n"
             f"fusion.set_backend({backend!r}); fusion.MIN_SIZE = 2\n"
@@ -835,6 +876,16 @@ def fuzz_fast_math(seeds, n_statements=6, families=("fast_math",)):
     for seed in seeds:
         prog = generate(seed, n_statements, families=list(families))
         check_program(prog, ["numba"], list(FAST_CHECKS))
+
+
+def fuzz_loops(seeds, n_statements=4):
+    """Programs of the loops family: jit and jit(grad) bit for bit (exact jit does not batch
+    their GEMMs), jit(fast_math=True) and jit(grad, fast_math=True) within FAST_TOLERANCE,
+    on numba's kernels (NumPy's without numba)."""
+    backend = "numba" if "numba" in BACKENDS else "numpy"
+    for seed in seeds:
+        prog = generate(seed, n_statements, families=["loops"])
+        check_program(prog, [backend], ["jit", "jit(grad)"] + list(FAST_CHECKS))
 
 
 def fuzz(seeds, n_statements=8, backends=None, checks=None, all_passes_off=False):
