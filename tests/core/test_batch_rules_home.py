@@ -35,6 +35,8 @@ LOOPS = {
     "fused_elementwise": "made by jit's fusion inside compiled programs, which vmap never "
                          "traces (vmap of a jitted function traces the Python function)",
     "fused_rows": "made by jit's row fusion inside compiled programs, which vmap never traces",
+    "attention_tiles": "made by fast math's attention pass inside compiled programs only",
+    "attention_tiles_vjp": "made by fast math's attention pass inside compiled programs only",
 }
 
 # Where `Primitive.batch` may be set other than through `defbatch`: defbatch itself, the
