@@ -7,6 +7,7 @@ function is traced, must not find the traces an earlier test made."""
 import pytest
 
 import fnad
+from fnad._jit import fusion
 
 
 @pytest.fixture(autouse=True)
@@ -28,3 +29,22 @@ def jax_x32():
     jax.config.update("jax_enable_x64", False)
     yield
     jax.config.update("jax_enable_x64", old)
+
+
+@pytest.fixture
+def kernel_cache(monkeypatch, request, tmp_path_factory):
+    """numba kernels in pytest's cache (seeded programs make the same kernels on every run,
+    so later runs load them instead of compiling), else a temporary directory."""
+    cache = getattr(request.config, "cache", None)
+    where = cache.mkdir("fnad_kernels") if cache is not None else \
+        tmp_path_factory.getbasetemp() / "fnad_kernels"
+    monkeypatch.setenv("FNAD_CACHE_DIR", str(where))
+
+
+@pytest.fixture
+def fast_math_kernels(kernel_cache, monkeypatch):
+    """Fast math's numba kernels, with FNAD_FAST_MATH unset; skips where numba is not the
+    fusion backend."""
+    monkeypatch.delenv("FNAD_FAST_MATH", raising=False)
+    if fusion.get_backend() != "numba":
+        pytest.skip("fast math's kernels are numba's")

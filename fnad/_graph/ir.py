@@ -22,7 +22,7 @@ from .._core.tracer import Tracer, bind_traced
 from .._core.tree import tree_flatten, tree_unflatten
 
 __all__ = ["Var", "Eqn", "Program", "map_atoms", "rebuild", "substitute", "is_array_const",
-           "flat_args", "any_tracer", "np_summary"]
+           "read_counts", "flat_args", "any_tracer", "np_summary"]
 
 _ids = itertools.count()
 
@@ -102,6 +102,19 @@ def substitute(eqns, outvars, mapping):
     new = [Eqn(e.prim, tuple(map_atoms(e.args, sub)), e.kwargs, e.outvars, e.scope)
            for e in eqns]
     return new, [sub_atom(v) for v in outvars]
+
+
+def read_counts(program, output_reads=1):
+    """{Var: how many times `program`'s equations read it, plus `output_reads` each time it
+    is one of the outputs (2 keeps an output from ever counting as read once)."""
+    n = {}
+    for e in program.eqns:
+        for v in e.invars():
+            n[v] = n.get(v, 0) + 1
+    for v in program.outvars:
+        if type(v) is Var:
+            n[v] = n.get(v, 0) + output_reads
+    return n
 
 
 def is_array_const(x):

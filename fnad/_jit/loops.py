@@ -27,7 +27,7 @@ GEMMs added in turn. So the pass runs only under `fnad.jit(f, fast_math=True)` (
 import numpy as np
 
 from .._core.tracer import PRIMITIVES
-from .._graph.ir import Eqn, Var, is_array_const, rebuild
+from .._graph.ir import Eqn, Var, is_array_const, read_counts, rebuild
 from .passes import eliminate_dead_code
 
 __all__ = ["batch_loop_gemms"]
@@ -55,18 +55,6 @@ def _dtype(a):
 
 def _atom_key(a):
     return a if type(a) is Var else ("const", id(a))
-
-
-def _uses(graph):
-    """{Var: how many times the equations and the outputs read it}."""
-    n = {}
-    for e in graph.eqns:
-        for v in e.invars():
-            n[v] = n.get(v, 0) + 1
-    for v in graph.outvars:
-        if type(v) is Var:
-            n[v] = n.get(v, 0) + 1
-    return n
 
 
 def _var(like, shape):
@@ -309,7 +297,7 @@ def _plan(root, prod, uses, adds):
 def batch_weight_sums(graph, prims):
     """`graph` with each add tree of weight-gradient GEMMs (or of column sums, a bias's
     gradient) one GEMM (one sum); the number of GEMMs and sums it removed."""
-    uses = _uses(graph)
+    uses = read_counts(graph)
     prod = {v: e for e in graph.eqns for v in e.outvars}
     adds = {id(e) for e in graph.eqns if _is_add(e)}
     inner = {id(prod[a]) for e in graph.eqns if id(e) in adds for a in e.args

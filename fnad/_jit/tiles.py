@@ -15,7 +15,7 @@ each scatter and partial sum is read only by the next sum. Part of the "simplify
 """
 
 from .._core.tracer import PRIMITIVES
-from .._graph.ir import Eqn, Var, is_array_const, rebuild
+from .._graph.ir import Eqn, Var, is_array_const, read_counts, rebuild
 
 __all__ = ["join_tiles"]
 
@@ -41,17 +41,6 @@ def _span(idx, shape):
                 return None
             cut = (axis, start, stop)
     return cut
-
-
-def _uses(graph):
-    n = {}
-    for e in graph.eqns:
-        for v in e.invars():
-            n[v] = n.get(v, 0) + 1
-    for v in graph.outvars:
-        if type(v) is Var:
-            n[v] = n.get(v, 0) + 2  # an output is never folded away
-    return n
 
 
 def _tiles(pieces, n):
@@ -113,7 +102,7 @@ def join_tiles(graph):
     """`graph` with each sum of scatters of tiling slices written as one concatenate."""
     if not any(e.prim.name == "gather_transpose" for e in graph.eqns):
         return graph
-    uses = _uses(graph)
+    uses = read_counts(graph, output_reads=2)  # an output is never folded away
     sums, roots = _sums(graph, uses)
     eqns = list(graph.eqns)
     joined = 0

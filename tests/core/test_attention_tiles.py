@@ -9,7 +9,7 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._jit import attention, fusion
+from fnad._jit import attention
 
 pytest.importorskip("numba")
 pytest.importorskip("scipy")
@@ -25,15 +25,7 @@ def bound(q, k, scale):
     return 8 * EPS * (1 + float(np.max(np.abs(s))) * scale)
 
 
-@pytest.fixture(autouse=True)
-def _kernel_cache(monkeypatch, request, tmp_path_factory):
-    cache = getattr(request.config, "cache", None)
-    where = cache.mkdir("fnad_kernels") if cache is not None else \
-        tmp_path_factory.getbasetemp() / "fnad_kernels"
-    monkeypatch.setenv("FNAD_CACHE_DIR", str(where))
-    monkeypatch.delenv("FNAD_FAST_MATH", raising=False)
-    if fusion.get_backend() != "numba":
-        pytest.skip("fast math's kernels are numba's")
+pytestmark = pytest.mark.usefixtures("fast_math_kernels")
 
 
 def attend(q, k, v, mask=None, scale=None, divide=True):

@@ -9,7 +9,6 @@ import pytest
 
 import fnad
 import fnad.numpy as fnp
-from fnad._jit import fusion
 from fnad.scipy import special as fsp
 
 pytest.importorskip("numba")
@@ -22,15 +21,7 @@ REF64 = {"exp": np.exp, "log": np.log, "tanh": np.tanh, "erf": sp.erf, "expit": 
 RANGE = {"exp": 110.0, "log": 3e38, "tanh": 12.0, "erf": 6.0, "expit": 110.0}
 
 
-@pytest.fixture(autouse=True)
-def _kernel_cache(monkeypatch, request, tmp_path_factory):
-    cache = getattr(request.config, "cache", None)
-    where = cache.mkdir("fnad_kernels") if cache is not None else \
-        tmp_path_factory.getbasetemp() / "fnad_kernels"
-    monkeypatch.setenv("FNAD_CACHE_DIR", str(where))
-    monkeypatch.delenv("FNAD_FAST_MATH", raising=False)
-    if fusion.get_backend() != "numba":
-        pytest.skip("fast math's kernels are numba's")
+pytestmark = pytest.mark.usefixtures("fast_math_kernels")
 
 
 def _ref(op, x):

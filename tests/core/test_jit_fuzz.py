@@ -14,14 +14,7 @@ from fnad._jit import fusion as gf
 from tests.core import jit_fuzz
 
 
-@pytest.fixture(autouse=True)
-def _kernel_cache(monkeypatch, request, tmp_path_factory):
-    """numba kernels in pytest's cache (the seeded programs make the same kernels on every
-    run, so later runs load them instead of compiling), else a temporary directory."""
-    cache = getattr(request.config, "cache", None)
-    where = cache.mkdir("fnad_kernels") if cache is not None else \
-        tmp_path_factory.getbasetemp() / "fnad_kernels"
-    monkeypatch.setenv("FNAD_CACHE_DIR", str(where))
+pytestmark = pytest.mark.usefixtures("kernel_cache")
 
 
 def test_fuzz_default_run():

@@ -173,20 +173,12 @@ def test_scans_unrolled_by_jit_take_it_too():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
 
 
-@pytest.fixture
-def _kernel_cache(monkeypatch, request, tmp_path_factory):
-    cache = getattr(request.config, "cache", None)
-    where = cache.mkdir("fnad_kernels") if cache is not None else \
-        tmp_path_factory.getbasetemp() / "fnad_kernels"
-    monkeypatch.setenv("FNAD_CACHE_DIR", str(where))
-
-
-def test_fuzz_loops_family(_kernel_cache):
+def test_fuzz_loops_family(kernel_cache):
     # Python loops of projections, recurrences and sums of products: exact jit bit for bit,
     # fast jit and jit(grad) within the fast-math tolerance
     jit_fuzz.fuzz_loops(range(10))
 
 
 @pytest.mark.slow
-def test_fuzz_loops_family_many_programs(_kernel_cache):
+def test_fuzz_loops_family_many_programs(kernel_cache):
     jit_fuzz.fuzz_loops(range(100, 300), n_statements=6)

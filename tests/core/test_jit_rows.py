@@ -12,13 +12,9 @@ import fnad.numpy as fnp
 from fnad._jit import fusion, rowkernel, rows
 from fnad.scipy import special as fsp
 
-pytestmark = pytest.mark.skipif(not rows.self_test()[0], reason="no numba, or NumPy sums "
-                                "otherwise (the pass is off)")
-
-
-@pytest.fixture(autouse=True)
-def _kernel_cache(monkeypatch, tmp_path_factory):
-    monkeypatch.setenv("FNAD_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "fnad_kernels"))
+pytestmark = [pytest.mark.skipif(not rows.self_test()[0], reason="no numba, or NumPy sums "
+                                 "otherwise (the pass is off)"),
+              pytest.mark.usefixtures("kernel_cache")]
 
 
 def softmax_max(x):
