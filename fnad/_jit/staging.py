@@ -46,6 +46,22 @@ def _concretization_error(tracer, conversion):
         "fnad.lax.fori_loop / fnad.lax.scan.")
 
 
+def _frozen_copy(x):
+    """A read-only copy of `x` with its memory layout: NumPy picks a matmul's algorithm (BLAS
+    or its own loop, so the summation order) by the operands' strides. A broadcast view
+    (stride 0, as a sum's cotangent) keeps its zero strides and copies only the values it
+    repeats, so jit's constant takes NumPy's path that eager's view took."""
+    if not isinstance(x, np.ndarray) or x.size == 0 or 0 not in x.strides:
+        c = x.copy(order="K")
+        if isinstance(c, np.ndarray):
+            c.flags.writeable = False
+        return c
+    values = x[tuple(slice(0, 1) if s == 0 else slice(None) for s in x.strides)]
+    values = values.copy(order="K")
+    strides = tuple(0 if s == 0 else t for s, t in zip(x.strides, values.strides))
+    return np.lib.stride_tricks.as_strided(values, x.shape, strides, writeable=False)
+
+
 class StagingTracer(Tracer):
     """A staged value: an abstract value and the `Var` that names it in the graph."""
 
@@ -141,9 +157,7 @@ class StagingTrace(Trace):
         hit = self._consts.get(id(x))
         if hit is not None:
             return hit[1]
-        c = x.copy(order="K")  # the same memory layout: BLAS takes the same path on it
-        if isinstance(c, np.ndarray):
-            c.flags.writeable = False
+        c = _frozen_copy(x)
         self._consts[id(x)] = (x, c)  # x is kept alive, so its id is not reused
         return c
 

@@ -439,12 +439,12 @@ LOOPS = ("functools.reduce(lambda h, t: fnp.tanh({a}[t] @ {w} + h @ {u}), range(
 
 
 def loops(d):
-    # steps of at least 2-D (rows of a batch): exact jit(grad) of a 1-D step's matmul,
-    # `sum(x[0] @ w, axis=0)`, differs from eager's in the last bit (a known bug, reported)
-    a = d.pick(ndim_min=3)
-    if a is None:  # steps of a 2-D value: stacked with another function of it
-        b = d.pick(ndim_min=2)
-        a = b and d.emit(f"fnp.stack([{b}, fnp.tanh({b}) - 0.5, {b} * 0.25])", b)
+    # steps of 1-D rows (the rows of a 2-D value: `sum(x[0] @ w, axis=0)`'s gradient once
+    # took another summation order under jit, its cotangent constant copied without its
+    # zero strides) or of 2-D batches (a 3-D value, or a 2-D one stacked with functions of it)
+    a = d.pick(ndim_min=2)
+    if a is not None and np.ndim(d.values[a]) == 2 and d.choice((True, False)):
+        a = d.emit(f"fnp.stack([{a}, fnp.tanh({a}) - 0.5, {a} * 0.25])", a)
     if a is None:
         return
     shape, dt = np.shape(d.values[a]), d.values[a].dtype.name

@@ -217,6 +217,22 @@ def test_closure_over_an_array_is_a_constant():
     np.testing.assert_array_equal(fnad.grad(jg)(X), np.broadcast_to(w, X.shape))
 
 
+def test_a_broadcast_constant_keeps_its_zero_strides():
+    # sum's cotangent is a broadcast view; copied contiguous, the matmul in its gradient took
+    # BLAS instead of NumPy's own loop, and x's gradient was 1 ulp off eager's
+    rng = np.random.default_rng(0)
+    x, w = (rng.standard_normal(s).astype(np.float32) for s in ((4, 6), (6, 6)))
+    g = fnad.grad(lambda x, w: fnp.sum(x[0] @ w, axis=0), argnums=(0, 1))
+    for opt in (False, True):
+        for a, b in zip(fnad.jit(g, optimize=opt)(x, w), g(x, w)):
+            assert a.tobytes() == b.tobytes()
+    v = np.broadcast_to(np.float32(1), (6, 1))
+    (c,) = [a for e in fnad.make_graph(lambda x: x @ v)(x[:, :6]).eqns for a in e.args
+            if isinstance(a, np.ndarray)]
+    assert c.strides == (0, 0) and not c.flags.writeable
+    np.testing.assert_array_equal(c, v)
+
+
 def test_closure_over_an_outer_tracer():
     def outer(y):
         inner = fnad.jit(lambda x: fnp.sum(fnp.sin(x * y)))  # y is grad's tracer
