@@ -1,5 +1,7 @@
 """Matrix products and their rules."""
 
+import math
+
 import numpy as np
 
 from .. import numpy as fnp
@@ -44,6 +46,8 @@ def _vjp_matmul_a(g, ans, a, b):
         return unbroadcast(fnp.expand_dims(g, -1) * b, shape(a))
     if ndim(a) == 1:
         return unbroadcast(_matmul(b, fnp.expand_dims(g, -1))[..., 0], shape(a))
+    if ndim(b) == 2 and ndim(a) > 2:  # every row of every matrix in one GEMM
+        return fnp.reshape(_matmul(_rows(g), _swap(b)), shape(a))
     return unbroadcast(_matmul(g, _swap(b)), shape(a))
 
 
@@ -54,7 +58,16 @@ def _vjp_matmul_b(g, ans, a, b):
         return unbroadcast(fnp.expand_dims(a, -1) * fnp.expand_dims(g, -2), shape(b))
     if ndim(b) == 1:
         return unbroadcast(_matmul(fnp.expand_dims(g, -2), a)[..., 0, :], shape(b))
+    if ndim(b) == 2 and ndim(a) > 2:  # sum over the matrices of a_i^T g_i: one GEMM of the
+        return _matmul(_swap(_rows(a)), _rows(g))  # rows, not a stack of products to sum
     return unbroadcast(_matmul(_swap(a), g), shape(b))
+
+
+def _rows(x):
+    """`x` (..., m, n) as one (rows, n) matrix: a 2-D weight's products with a stack of
+    matrices, folded into one GEMM as PyTorch does (NumPy loops a GEMM per matrix)."""
+    s = shape(x)
+    return fnp.reshape(x, (math.prod(s[:-1]), s[-1]))
 
 
 def _lift_to(x, r):
