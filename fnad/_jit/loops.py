@@ -18,7 +18,11 @@ pass makes each of them one GEMM:
   over the `sum_t rows_t` rows, plus the tree's other leaves; one with at least two column
   sums `sum(g_t, axis=0)` (a bias's gradient) becomes one sum of `concatenate(g_t)`.
 
-Both reassociate sums: a projection row comes from a bigger GEMM that BLAS may block
+- **Stacks of matrices times a 2-D weight.** Any other `x (..., m, k) @ w (k, n)` becomes
+  one GEMM of `x` as `(rows, k)`, reshaped back: NumPy runs a GEMM per matrix (a
+  transformer's linear layers: 32 GEMMs of 64 rows instead of one of 2048).
+
+All reassociate sums: a projection row comes from a bigger GEMM that BLAS may block
 differently, and a weight gradient sums its products inside one GEMM rather than `T`
 GEMMs added in turn. So the pass runs only under `fnad.jit(f, fast_math=True)` (docs/jit.md,
 "Fast math": within the bound of a reassociated sum); exact jit keeps eager's bits.
@@ -323,15 +327,41 @@ def batch_weight_sums(graph, prims):
 
 # ----------------------------------------------------------------------------- the pass
 
+def fold_stacked_gemms(graph, prims):
+    """Each `x (..., m, k) @ w (k, n)` with a 2-D `w` as one GEMM of `x`'s rows, reshaped
+    back: (graph, how many)."""
+    eqns, n = [], 0
+    for e in graph.eqns:
+        if not (_is_matmul(e) and len(_shape(e.args[0])) > 2 and len(_shape(e.args[1])) == 2):
+            eqns.append(e)
+            continue
+        (x, w), out = e.args, e.outvars[0]
+        shape = _shape(x)
+        rows = int(np.prod(shape[:-1]))
+        y2 = _var(out, (rows, out.aval.shape[-1]))
+        if type(x) is Var:
+            x2 = _var(x, (rows, shape[-1]))
+            eqns.append(Eqn(prims["reshape"], (x, (rows, shape[-1]), "C"), {}, [x2], e.scope))
+        else:  # a constant, reshaped here
+            x2 = np.reshape(x, (rows, shape[-1]))
+        eqns.append(Eqn(e.prim, (x2, w), {}, [y2], e.scope))
+        eqns.append(Eqn(prims["reshape"], (y2, out.aval.shape, "C"), {}, [out], e.scope))
+        n += 1
+    return (rebuild(graph, eqns), n) if n else (graph, 0)
+
+
 def batch_loop_gemms(graph):
     """`graph` with the input projections and weight-gradient sums of its unrolled loops
-    each one GEMM (module docstring); dead equations dropped. Reassociates: fast math only."""
+    each one GEMM, and stacks of matrices times 2-D weights one GEMM of their rows (module
+    docstring); dead equations dropped. Reassociates: fast math only."""
     prims = _prims()
     graph, n_proj = hoist_projections(graph, prims)
     graph, n_sums = batch_weight_sums(graph, prims)
-    if not n_proj and not n_sums:
+    graph, n_fold = fold_stacked_gemms(graph, prims)
+    if not n_proj and not n_sums and not n_fold:
         return graph
     graph = eliminate_dead_code(graph)
     graph.notes.append(f"loops: {n_proj} projection GEMMs and {n_sums} weight-gradient "
-                       "GEMMs and sums batched into others")
+                       f"GEMMs and sums batched into others; {n_fold} stacks of matrices "
+                       "times a 2-D weight as one GEMM of their rows")
     return graph

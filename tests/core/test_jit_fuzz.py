@@ -49,6 +49,13 @@ def test_fuzz_fast_math_many_programs():
 
 
 @pytest.mark.skipif("numba" not in jit_fuzz.BACKENDS, reason="numba is not installed")
+def test_fuzz_products_fast_math():
+    # stacks of matrices times 2-D weights, one GEMM of their rows under fast math
+    # (fnad/_jit/loops.py): these seeds draw programs the fold changes
+    jit_fuzz.fuzz_fast_math([12, 17, 21], n_statements=6, families=("products", "fast_math"))
+
+
+@pytest.mark.skipif("numba" not in jit_fuzz.BACKENDS, reason="numba is not installed")
 def test_fuzz_attention_fast_math():
     # attention as users write it, fused per tile under fast math (fnad/_jit/attention.py):
     # these seeds draw float32 programs whose forward and backward are fused

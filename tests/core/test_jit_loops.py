@@ -107,6 +107,31 @@ def test_time_major_and_a_leading_batch_of_slices():
     np.testing.assert_allclose(fnad.jit(gw, fast_math=True)(w, xs), gw(w, xs), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_stack_of_matrices_times_a_weight_is_one_gemm_of_its_rows(dtype):
+    # a transformer's linear layer: NumPy runs a GEMM per matrix; fast math one of all rows
+    rng = np.random.default_rng(3)
+    x, w, c = (rng.standard_normal(s).astype(dtype) for s in ((2, 3, T, D), (D, H), (4, B, D)))
+
+    def f(x, w):
+        return fnp.sum(fnp.tanh(x @ w) * 0.5) + fnp.sum((c @ w) ** 2)
+    for fun in (f, fnad.grad(f, argnums=(0, 1))):
+        _, ge = _matmuls(fun, x, w)
+        _, gf = _matmuls(fun, x, w, fast_math=True)
+        dims = [np.ndim(e.args[0]) if not hasattr(e.args[0], "aval") else e.args[0].aval.ndim
+                for e in gf.eqns if e.prim.name == "matmul"]
+        assert dims and all(d == 2 for d in dims), gf
+        assert any(d > 2 for e in ge.eqns if e.prim.name == "matmul"
+                   for d in [np.ndim(e.args[0]) if not hasattr(e.args[0], "aval")
+                             else e.args[0].aval.ndim]), ge
+        want = fun(*(a.astype(np.float64) for a in (x, w)))
+        got = fnad.jit(fun, fast_math=True)(x, w)
+        _close(dict(enumerate(fnad.tree_leaves(got))),
+               dict(enumerate(np.asarray(a) for a in fnad.tree_leaves(want))), dtype)
+        for a, b in zip(fnad.tree_leaves(fnad.jit(fun)(x, w)), fnad.tree_leaves(fun(x, w))):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes()  # exact: eager's bits
+
+
 @pytest.mark.parametrize("case", ["left", "two_weights", "last_axis", "few_rows", "read_twice"])
 def test_what_is_not_batched(case):
     rng = np.random.default_rng(2)
