@@ -8,7 +8,9 @@ its reductions' operands into a row buffer (or reduces an input in place) and th
 outputs of its level; then its reductions finish (`0.0 + pairwise(...)`, fnad/_jit/rowlib.py)
 and the statistics of the next level are computed. Inputs are read flattened as "full"
 (the group's shape, C-contiguous), "row" (broadcast over the rows), "stat" (one value a
-row) or "scalar"; any other broadcast is materialised first. Float constants are read from
+row) or "scalar"; any other broadcast is materialised first. A column sum (a sum over the
+leading axes) adds each row's values onto its output, +0.0 at first, rows in order (NumPy's
+order, as `np.add.reduce` starts from its identity). Float constants are read from
 an array at run time and negations are sign-bit xors with a mask read at run time, so
 LLVM can neither turn `x * -1` into a negation nor move one (docs/jit.md, NaN sign bits).
 """
@@ -201,7 +203,8 @@ def _source(src, outs):
         here = [k for k in red if src.level[k] == L + 1]
         outs_here = [k for k in out_of if src.role[k] in ("full", "bcast")
                      and src.level[k] == L]
-        targets = [src.local[src.eqns[k].args[0]] for k in here
+        cols = [k for k in out_of if src.role[k] == "col" and src.level[k] == L]
+        targets = [src.local[src.eqns[k].args[0]] for k in here + cols
                    if src.eqns[k].args[0] in src.local] + outs_here
         loop = []
         for k in _needed(src, targets, L):
@@ -222,6 +225,8 @@ def _source(src, outs):
             fins.append(_finish(src.role[k], k, buf, at, dt, src.fast))
         for k in outs_here:
             loop.append(f"            o{out_of[k]}r[c] = t{k}")
+        for k in cols:  # NumPy's column order: the rows in order, onto +0.0 (_build)
+            loop.append(f"            o{out_of[k]}[c] += t{src.local[src.eqns[k].args[0]]}")
         if loop:
             body.append("        for c in range(n):")
             body.extend(_reads(src, loop))
@@ -357,7 +362,9 @@ def _build(kernel, src, eqns, used):
         else:
             prep.append((k, lambda x: np.ascontiguousarray(x).reshape(-1)))
     fulls = sorted({k for (k, mode) in src.reads if mode == "full"})
-    sizes = [R * n if src.role[src.local[v]] in ("full", "bcast") else R for v in used]
+    roles = [src.role[src.local[v]] for v in used]
+    sizes = [n if r == "col" else R * n if r in ("full", "bcast") else R for r in roles]
+    serial = "col" in roles  # column sums add the rows in order: one call over all rows
     dtypes = [v.aval.dtype for v in used]
     shapes = [a.shape for a in kernel.out_avals]
     state = {}
@@ -371,10 +378,11 @@ def _build(kernel, src, eqns, used):
             fn = state["fn"] = _load_source(_HEAD.format(
                 source=kernel.source, rowlib=_rowlib_digest(), fast=kernel.fast_lines)).serial
         args = [f(xs[k]) for k, f in prep]
-        outs = [np.empty(s, d) for s, d in zip(sizes, dtypes)]
+        outs = [np.zeros(s, d) if r == "col" else np.empty(s, d)
+                for s, d, r in zip(sizes, dtypes, roles)]
         bad = np.zeros(1, np.int8)
         allargs = (n, kc, ki, *args, *outs, bad)
-        if _runner and R > 1:
+        if _runner and R > 1 and not serial:
             _runner[0](fn, R, allargs, R * n * (max(src.level) + 1))  # elements touched
         else:
             fn(0, R, *allargs)

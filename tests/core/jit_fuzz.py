@@ -369,8 +369,9 @@ def layers(d):
 
 
 # row fusion (fnad/_jit/rows.py): softmax both ways, mean/var and RMS norms, keepdims sums
-# over -1 and over trailing pairs, NaN/inf/signed-zero rows, 4-D rows, column sums, and
-# transposed views, whose reductions must take NumPy's program
+# over -1 and over trailing pairs, NaN/inf/signed-zero rows, 4-D rows, column sums over the
+# leading axes (joined to a kernel's rows or not), and transposed views, whose reductions
+# must take NumPy's program
 _SM = "fnp.exp({a} - fnp.max({a}, axis=-1, keepdims=True))"
 _MU = "fnp.mean({a}, axis=-1, keepdims=True)"
 ROWS = (_SM + " / fnp.sum(" + _SM + ", axis=-1, keepdims=True)",
@@ -390,7 +391,11 @@ ROWS = (_SM + " / fnp.sum(" + _SM + ", axis=-1, keepdims=True)",
         "fnp.sum({a} * {a}, axis=0) + fnp.sum({a}, axis=-1, keepdims=True)",
         "fnp.sum({a}.T * 1.5, axis=-1, keepdims=True) + {a}.T",
         "fnp.mean(fnp.swapaxes({a}, 0, -1) - 1.0, axis=-1, keepdims=True)",
-        "fnp.max({a}[..., ::-1] * {s}, axis=-1, keepdims=True) / {a}")
+        "fnp.max({a}[..., ::-1] * {s}, axis=-1, keepdims=True) / {a}",
+        "fnp.sum({a} * {s} + {a} * {a}, axis=0) + {a}",
+        "fnp.sum(fnp.where({a} > 0.5, -0.0, {a} * 2.0), axis=0, keepdims=True) - {a} * {s}",
+        "fnp.sum({a} * {a} - {s}, axis=tuple(range(max(fnp.ndim({a}) - 1, 1)))) + {a}",
+        "fnp.sum({a} - " + _MU + ", axis=tuple(range(max(fnp.ndim({a}) - 1, 1)))) * {a}")
 
 
 def rows(d):

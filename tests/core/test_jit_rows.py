@@ -220,3 +220,86 @@ def test_a_dead_member_of_a_row_group_with_dce_off(monkeypatch):
 
     opt = set(fnad.jit.PASSES) - {"dce"}
     np.testing.assert_array_equal(fnad.jit(f, optimize=opt, unroll=4000)(x0, x1), f(x0, x1))
+
+
+# column sums (a bias's or a gain's gradient): sums over the leading axes of a value the
+# group computes join its kernel, adding the rows in NumPy's order
+def _bias_loss(x, w, b):
+    h = x @ w + b
+    return fnp.sum(fnp.tanh(h) * 0.5 + h * h)
+
+
+def _notes(f, *args):
+    return " ".join(n for n in fnad.jit(f).graph(*args).notes if n.startswith("rows"))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_column_sums_join_the_kernel_with_eagers_bits(dtype):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((32, 16, 24)).astype(dtype)
+    w, b = rng.standard_normal((24, 40)).astype(dtype), rng.standard_normal(40).astype(dtype)
+    grad = fnad.grad(_bias_loss, argnums=(0, 1, 2))
+    assert "1 column sums" in _notes(grad, x, w, b)
+    _same(fnad.jit(grad)(x, w, b), grad(x, w, b))
+    # a norm's gain gradient, sum(g * xhat); its bias's, sum(g), reads an input of the
+    # kernel (cos(x), NumPy's), which no group computes: it stays NumPy's sum
+    args = _args("norm", (32, 16, 24), dtype)
+    grad = fnad.grad(_loss(layer_norm), argnums=(0, 1, 2))
+    assert "1 column sums" in _notes(grad, *args)
+    _same(fnad.jit(grad)(*args), grad(*args))
+
+
+def test_column_sums_of_nan_inf_and_signed_zeros():
+    x = np.random.default_rng(8).standard_normal((300, 40))
+    x[:, 0] = -0.0
+    x[::2, 1] = 0.0
+    x[1::2, 1] = -0.0
+    x[5, 2] = np.nan
+    x[7, 3] = -np.nan
+    x[9, 4], x[11, 4] = np.inf, -np.inf
+    x[13, 5] = np.inf
+    x[:, 6] = 1e30
+    for f in (lambda a: fnp.sum(a * 1.5, axis=0),
+              lambda a: fnp.sum(-a, axis=0, keepdims=True) + a,
+              lambda a: fnp.sum(a - fnp.max(a, axis=-1, keepdims=True), axis=0)):
+        with np.errstate(all="ignore"):
+            assert "1 column sums" in _notes(f, x)
+            _same(fnad.jit(f)(x), f(x))
+
+
+def test_column_sums_of_leading_axes_and_strided_inputs():
+    x = np.random.default_rng(9).standard_normal((6, 5, 4, 33)).astype(np.float32)
+    for q in (1, 2, 3):
+        axes = tuple(range(q))
+        f = lambda a, axes=axes: fnp.sum(a * 1.5 + a * a, axis=axes)
+        assert "1 column sums" in _notes(f, x)
+        _same(fnad.jit(f)(x), f(x))
+        _same(fnad.jit(f)(x[::-1]), f(x[::-1]))  # not C-contiguous: NumPy's program
+    # a column sum over other axes than the group's rows, or of one column, stays NumPy's
+    g = lambda a: fnp.sum(a - fnp.mean(a, axis=-1, keepdims=True), axis=0)
+    assert "column sums" not in _notes(g, x) or "0 column sums" in _notes(g, x)
+    _same(fnad.jit(g)(x), g(x))
+    y = x.reshape(-1, 1)
+    h = lambda a: fnp.sum(a * 1.5, axis=0)
+    assert "1 column sums" not in _notes(h, y)
+    _same(fnad.jit(h)(y), h(y))
+
+
+def test_column_sums_run_their_rows_in_order(monkeypatch):
+    x = np.random.default_rng(10).standard_normal((4097, 64)).astype(np.float32)
+
+    def split(kernel, n, args, work):  # a split would change the sum: it must not be used
+        raise AssertionError("a kernel with column sums split its rows")
+    monkeypatch.setattr(rowkernel, "_runner", [split])
+    f = lambda a: fnp.sum(a * a, axis=0)
+    _same(fnad.jit(f)(x), f(x))
+
+
+def test_column_self_test(monkeypatch):
+    assert rows.column_self_test() == (True, None)
+    x = np.random.default_rng(11).standard_normal((64, 40))
+    monkeypatch.setattr(rows, "_COLUMN_TEST", [(False, "NumPy adds columns otherwise")])
+    fnad.clear_caches()
+    f = lambda a: fnp.sum(a * 2.0, axis=0)
+    assert "column sums" not in _notes(f, x)
+    _same(fnad.jit(f)(x), f(x))
