@@ -35,7 +35,11 @@ from .rowlib import _bitcast
 __all__ = ["exp32", "exp64", "tanh32", "tanh64", "log32", "log64", "erf32", "sigmoid32",
            "sigmoid64", "fastsum"]
 
-_OPTS = {"cache": True, "error_model": "numpy", "nogil": True, "inline": "always"}
+# Not numba's inline="always": LLVM inlines these small functions into the kernels anyway
+# (their loops still vectorise), while inlining at numba's IR level typed each one again at
+# every call site: the plain GPT step's cold first call under fast math took 16.8-18.6 s
+# with it, 13.0-14.0 s without (benchmarks/compile_time.py, docs/benchmarks.md).
+_OPTS = {"cache": True, "error_model": "numpy", "nogil": True}
 
 f4, f8, i4, i8 = np.float32, np.float64, np.int32, np.int64
 
