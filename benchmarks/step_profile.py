@@ -5,6 +5,8 @@ then per family. Medians of the per-step totals over --repeats steps.
 Run: python benchmarks/step_profile.py [--workload gpt|mlp|rnn] [--repeats N] [--threads N]
      [--primitives]   (also the table by primitive)
      [--fast-math]    (profile fnad.jit(step, fast_math=True))
+     [--notes]        (also the optimisation passes' notes on the program, and the sums
+                       over leading axes left to NumPy, by what made their operand)
 """
 
 import collections
@@ -75,7 +77,21 @@ def profile(name, repeats, fast_math=False):
         totals.append(time.perf_counter() - t0)
         for k, v in per_step.items():
             prims[k].append(v)
-    return statistics.median(totals), {k: statistics.median(v) for k, v in prims.items()}
+    return (statistics.median(totals), {k: statistics.median(v) for k, v in prims.items()},
+            entry.optimized)
+
+
+def leading_sums(graph):
+    """Sums over leading axes (column sums) left in `graph`, counted by the primitive that
+    made their operand."""
+    made_by = {v: e.prim.name for e in graph.eqns for v in e.outvars}
+    left = collections.Counter()
+    for e in graph.eqns:
+        axis = dict(e.kwargs).get("axis")
+        axis = (axis,) if type(axis) is int else axis or ()
+        if e.prim.name == "sum" and tuple(axis)[:1] == (0,):
+            left[made_by.get(e.args[0], "an input")] += 1
+    return left
 
 
 def main():
@@ -83,7 +99,7 @@ def main():
     name = argv[argv.index("--workload") + 1] if "--workload" in argv else "gpt"
     repeats = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else 20
     fast = "--fast-math" in argv
-    total, prims = profile(name, repeats, fast)
+    total, prims, graph = profile(name, repeats, fast)
     fams = collections.defaultdict(float)
     for k, v in prims.items():
         fams[family_of(k)] += v
@@ -97,6 +113,12 @@ def main():
         print(f"| {fam} | {v * 1e3:.1f} | {v / total:.0%} |")
     glue = total - sum(prims.values())
     print(f"| Python glue between calls | {glue * 1e3:.1f} | {glue / total:.0%} |")
+    if "--notes" in argv:
+        for note in graph.notes:
+            print(f"# pass: {note}")
+        left = leading_sums(graph)
+        print(f"# sums over leading axes left to NumPy: {sum(left.values())} (operand made by "
+              + ", ".join(f"{k} {n}" for k, n in left.most_common()) + ")")
     if "--primitives" in argv:
         for k, v in sorted(prims.items(), key=lambda kv: -kv[1]):
             print(f"  {v * 1e3:8.2f} ms  {k}")

@@ -13,9 +13,9 @@ a row the n = prod(S[p:]) values after. Its equations are
 Groups grow in program order as fusion's clusters do (fnad/_jit/fusion.py): an equation
 joins the groups whose values it reads while no equation outside has read them, so the
 fused equation, put where the group's last equation was, breaks no data dependence. Only
-groups with a reduction are fused here; the rest is left to elementwise fusion, or
-a column sum. The kernel
-(fnad/_jit/rowkernel.py) loops over rows, one phase per level of reductions.
+groups with a reduction or a column sum are fused here; the rest is left to elementwise
+fusion. The kernel (fnad/_jit/rowkernel.py) loops over rows, one phase per level of
+reductions.
 
 Exact (docs/jit.md): sums in NumPy's pairwise order, `mean` as NumPy's `add.reduce` then
 `true_divide` by the count, max/min where no order can matter; a NaN in a max/min row, a

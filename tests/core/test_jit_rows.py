@@ -277,7 +277,7 @@ def test_column_sums_of_leading_axes_and_strided_inputs():
         _same(fnad.jit(f)(x[::-1]), f(x[::-1]))  # not C-contiguous: NumPy's program
     # a column sum over other axes than the group's rows, or of one column, stays NumPy's
     g = lambda a: fnp.sum(a - fnp.mean(a, axis=-1, keepdims=True), axis=0)
-    assert "column sums" not in _notes(g, x) or "0 column sums" in _notes(g, x)
+    assert " 0 column sums" in _notes(g, x)
     _same(fnad.jit(g)(x), g(x))
     y = x.reshape(-1, 1)
     h = lambda a: fnp.sum(a * 1.5, axis=0)

@@ -19,7 +19,7 @@ NAMES = ["mlp", "gpt", "rnn"]   # the workloads with a hand NumPy step
 def steps(monkeypatch):
     monkeypatch.syspath_prepend(str(BENCH))
     yield importlib.import_module("steps")
-    for name in ["steps", "_hand", "_timing", "_jax_steps", "_rss", "_plain_gpt"]:
+    for name in ["steps", "_hand", "_timing", "_jax_steps", "_rss", "_plain_gpt", "step_profile"]:
         sys.modules.pop(name, None)
 
 
@@ -182,3 +182,18 @@ def test_plain_gpt_fast_math_step_is_close_and_computes_powers_by_products(steps
         powers = [e for e in jstep.graph(*w["args"]).eqns if e.prim.name == "power"
                   and e.outvars[0].aval.ndim]   # (Adam's 0-d b1 ** count stays)
         assert powers == []
+
+
+def test_step_profile_counts_the_column_sums_left(steps):
+    # benchmarks/step_profile.py --notes: sums over leading axes left in the optimised
+    # program, by what made their operand (a GEMM's: not fused; a kernel's: joins it)
+    import fnad.numpy as fnp
+    step_profile = importlib.import_module("step_profile")
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((64, 32)), rng.standard_normal((32, 48))
+
+    def f(x, w):
+        y = x @ w
+        return fnp.sum(y, axis=0), fnp.sum(fnp.tanh(x) * 2.0, axis=(0,)), fnp.sum(y, axis=1)
+    graph = fnad.jit(f, optimize=set()).graph(x, w)
+    assert step_profile.leading_sums(graph) == {"matmul": 1, "multiply": 1}
